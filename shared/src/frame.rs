@@ -1,0 +1,294 @@
+//! `Frame`: everything vramio sampled on one host in one tick (DESIGN section 5).
+//!
+//! Built by the backend's sampler, carried by the hub, drawn by the frontend. A value that could not
+//! be read is `None` (absent in JSON), never 0: a rate needs two samples, so the first frame has
+//! none; a GPU that is lost keeps its index and uuid but loses its readings.
+
+use crate::units::{Bytes, BytesPerSec, Percent};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One tick of one host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Frame {
+    /// Strictly increasing per host (per process lifetime of that host's vramio).
+    pub seq: u64,
+    /// When the tick started, in milliseconds since the Unix epoch.
+    pub t_ms: u64,
+    /// The host's name.
+    pub host: String,
+    /// The sampling interval in force, in milliseconds.
+    pub interval_ms: u64,
+    /// Whether NVML could be used at all on this host.
+    pub nvml: NvmlStatus,
+    /// GPUs in NVML index order. Empty when there is no driver (see `nvml`).
+    pub gpus: Vec<Gpu>,
+    /// Real filesystems (pseudo filesystems filtered), one per mount point.
+    pub mounts: Vec<Mount>,
+    /// Whole block devices with their partitions folded in; loop, zram and ram devices filtered.
+    pub block_devices: Vec<BlockDevice>,
+    /// Host CPU and memory. `None` when /proc could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<SystemStats>,
+    /// Failures of this tick, one per source (or per GPU); the other sources still report.
+    pub errors: Vec<SourceError>,
+    /// What each source cost the sampler this tick.
+    pub cost: Vec<SourceCost>,
+}
+
+/// Whether NVML is usable on this host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum NvmlStatus {
+    /// NVML initialised; `driver_version` when the driver reported one.
+    Ok {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        driver_version: Option<String>,
+    },
+    /// No NVIDIA driver (libnvidia-ml could not be loaded). Not an error on a machine without GPUs.
+    NoDriver { message: String },
+    /// The library loaded but NVML failed (init failed, or lost and being re-initialised).
+    Error { message: String },
+}
+
+/// One GPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Gpu {
+    pub index: u32,
+    pub uuid: String,
+    pub name: String,
+    pub state: GpuState,
+    /// `None` when the reading failed (e.g. the GPU is lost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<GpuMemory>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utilization_gpu_pct: Option<Percent>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utilization_memory_pct: Option<Percent>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_c: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_w: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_limit_w: Option<f64>,
+    /// Processes holding memory on this GPU. `None` when the list could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<Vec<GpuProcess>>,
+}
+
+/// Whether a GPU answered this tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuState {
+    Ok,
+    /// NVML says the GPU has fallen off the bus (`NVML_ERROR_GPU_IS_LOST`).
+    Lost,
+    /// Readings failed for another reason; see the frame's `errors`.
+    Error,
+}
+
+/// GPU memory from NVML's `nvmlDeviceGetMemoryInfo_v2`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GpuMemory {
+    pub total_bytes: Bytes,
+    pub used_bytes: Bytes,
+    /// Reserved by the driver and firmware, not usable by processes.
+    pub reserved_bytes: Bytes,
+    pub free_bytes: Bytes,
+}
+
+/// A process holding GPU memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GpuProcess {
+    /// Host pid as NVML reports it.
+    pub pid: u32,
+    /// `comm` of the process; `None` when it no longer exists here (an orphan) or is not visible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// `None` when NVML does not know (e.g. under MIG without privileges).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_bytes: Option<Bytes>,
+}
+
+/// A mounted filesystem.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Mount {
+    pub mount_point: String,
+    /// Mount source (`/dev/nvme0n1p2`, `server:/export`, `tmpfs`).
+    pub device: String,
+    pub fs_type: String,
+    pub kind: MountKind,
+    pub total_bytes: Bytes,
+    pub used_bytes: Bytes,
+    /// Available to unprivileged users (`f_bavail`), which is what a training job sees.
+    pub available_bytes: Bytes,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inodes_total: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inodes_used: Option<u64>,
+    pub read_only: bool,
+}
+
+/// What kind of storage backs a mount.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MountKind {
+    LocalNvme,
+    LocalSsd,
+    LocalHdd,
+    /// A local block device whose medium is not known.
+    Local,
+    Network,
+    Tmpfs,
+    Overlay,
+    Other,
+}
+
+/// A whole block device, with `iostat -x` semantics for the rates over the last interval.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BlockDevice {
+    pub name: String,
+    /// From `/sys/block/<name>/queue/rotational`; `None` when sysfs does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotational: Option<bool>,
+    /// Partitions of this disk present in /proc/diskstats (counted in the disk's own figures).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<String>,
+    /// Cumulative bytes read since boot (sectors x 512).
+    pub read_bytes_total: Bytes,
+    /// Cumulative bytes written since boot (sectors x 512).
+    pub write_bytes_total: Bytes,
+    /// Rates below need two samples: absent on the first frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes_per_sec: Option<BytesPerSec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes_per_sec: Option<BytesPerSec>,
+    /// Completed reads per second (`r/s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_iops: Option<f64>,
+    /// Completed writes per second (`w/s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_iops: Option<f64>,
+    /// Share of the interval the device had I/O in flight (`%util`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub util_pct: Option<Percent>,
+    /// Mean time per read, queueing included (`r_await`); absent when no read completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r_await_ms: Option<f64>,
+    /// Mean time per write (`w_await`); absent when no write completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w_await_ms: Option<f64>,
+    /// Average number of requests in flight (`aqu-sz`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_queue_size: Option<f64>,
+}
+
+/// Host CPU and memory.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SystemStats {
+    pub cpu_count: u32,
+    /// Busy share of all CPUs over the interval (everything but idle and iowait).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pct: Option<Percent>,
+    /// Share of CPU time idle while I/O was outstanding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iowait_pct: Option<Percent>,
+    pub mem_total_bytes: Bytes,
+    /// `MemAvailable`: what can be allocated without swapping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_available_bytes: Option<Bytes>,
+    /// `Cached` (page cache) from /proc/meminfo.
+    pub page_cache_bytes: Bytes,
+    pub dirty_bytes: Bytes,
+    pub writeback_bytes: Bytes,
+    pub swap_total_bytes: Bytes,
+    pub swap_used_bytes: Bytes,
+    /// Pressure stall information for I/O; absent when the kernel has no PSI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_io: Option<Psi>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_memory: Option<Psi>,
+}
+
+/// One PSI resource (`/proc/pressure/*`), ten-second averages in percent.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Psi {
+    pub some_avg10: Percent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_avg10: Option<Percent>,
+}
+
+/// A part of the sampler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Gpu,
+    Mounts,
+    BlockDevices,
+    System,
+}
+
+/// A failure of one source (or one item of it) in one tick.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SourceError {
+    pub source: Source,
+    /// Which item failed (`gpu 1`, `/mnt/data`); absent when the whole source failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<String>,
+    pub message: String,
+}
+
+/// Time one source took this tick.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SourceCost {
+    pub source: Source,
+    pub micros: u64,
+}
+
+impl Frame {
+    /// A frame with nothing sampled yet (used by tests and as a builder start).
+    pub fn empty(host: impl Into<String>, seq: u64, t_ms: u64, interval_ms: u64) -> Self {
+        Frame {
+            seq,
+            t_ms,
+            host: host.into(),
+            interval_ms,
+            nvml: NvmlStatus::Ok {
+                driver_version: None,
+            },
+            gpus: Vec::new(),
+            mounts: Vec::new(),
+            block_devices: Vec::new(),
+            system: None,
+            errors: Vec::new(),
+            cost: Vec::new(),
+        }
+    }
+
+    /// The errors this frame carries for one source.
+    pub fn errors_for(&self, source: Source) -> impl Iterator<Item = &SourceError> {
+        self.errors.iter().filter(move |e| e.source == source)
+    }
+}
+
+impl GpuMemory {
+    pub fn used_pct(&self) -> Option<Percent> {
+        self.used_bytes.percent_of(self.total_bytes)
+    }
+}
+
+impl Mount {
+    /// Used share as `df` shows it: used / (used + available to non-root).
+    pub fn used_pct(&self) -> Option<Percent> {
+        self.used_bytes
+            .percent_of(Bytes(self.used_bytes.0 + self.available_bytes.0))
+    }
+    pub fn inodes_used_pct(&self) -> Option<Percent> {
+        match (self.inodes_used, self.inodes_total) {
+            (Some(u), Some(t)) => Bytes(u).percent_of(Bytes(t)),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! The wire contract between vramio's backend and its browser frontend, plus pure logic both run.
+//!
+//! Data flows `sampler -> hub -> ws session -> frontend store -> views`; every stage speaks the
+//! types defined here: [`Frame`] (one tick of one host), [`ServerMsg`] / [`ClientMsg`] (the `/ws`
+//! protocol) and the unit newtypes in [`units`]. [`window::Ring`] is the bounded buffer both the hub
+//! and the frontend store keep. No I/O here: this crate builds for native and wasm32.
+
+pub mod frame;
+pub mod protocol;
+pub mod schema;
+pub mod units;
+pub mod window;
+
+pub use frame::{
+    BlockDevice, Frame, Gpu, GpuMemory, GpuProcess, GpuState, Mount, MountKind, NvmlStatus, Psi,
+    Source, SourceCost, SourceError, SystemStats,
+};
+pub use protocol::{ClientMsg, ErrorCode, HostState, PROTOCOL_VERSION, ServerMsg};
+pub use units::{Bytes, BytesPerSec, Percent};

@@ -1,0 +1,128 @@
+//! The `/ws` protocol (DESIGN section 4): JSON text messages tagged by `type`.
+//!
+//! Server: `hello` first, then `backfill` (frames the client missed or never saw), then one `frame`
+//! per tick per host, `host_status`, `lagged { skipped }` when a client fell behind, `error` for a
+//! bad client message, `pong`. Client: `subscribe { hosts, since_seq }` and `ping`.
+//! [`PROTOCOL_VERSION`] changes on any breaking change; golden fixtures in `tests/` pin it.
+
+use crate::frame::Frame;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Bumped on any breaking change of the messages or of [`Frame`].
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Largest client message the server reads; larger ones close the socket with 1009.
+pub const MAX_CLIENT_MESSAGE_BYTES: usize = 4096;
+
+/// Messages the server sends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMsg {
+    /// First message on every connection.
+    Hello {
+        protocol: u32,
+        /// The server's crate version.
+        version: String,
+        hosts: Vec<String>,
+        interval_ms: u64,
+    },
+    /// Recent frames, oldest first, so charts are full at once and reconnects have no gap.
+    Backfill { host: String, frames: Vec<Frame> },
+    /// One tick of one host.
+    Frame { frame: Frame },
+    /// Liveness of a host's data.
+    HostStatus {
+        host: String,
+        state: HostState,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last_seen_ms: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// The client fell behind and `skipped` frames were not sent; the stream goes on.
+    Lagged { skipped: u64 },
+    /// A client message was refused; the connection stays open.
+    Error { code: ErrorCode, message: String },
+    /// Answer to `ping`.
+    Pong,
+}
+
+/// Liveness of a host's frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HostState {
+    Up,
+    /// No frame for several intervals.
+    Stale,
+    Down,
+}
+
+/// Why a client message was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Not JSON, or not a known message.
+    BadMessage,
+    /// Binary frames are not part of the protocol.
+    Unsupported,
+    /// A host named in `subscribe` is not served here.
+    UnknownHost,
+}
+
+/// Messages the client sends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientMsg {
+    /// Start (or restart) the stream: backfill every frame after `since_seq` still held, then go
+    /// live. Without `since_seq`, all held frames. `hosts` absent means every host.
+    Subscribe {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hosts: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since_seq: Option<u64>,
+    },
+    Ping,
+}
+
+impl ServerMsg {
+    pub fn hello(hosts: Vec<String>, interval_ms: u64, version: &str) -> Self {
+        ServerMsg::Hello {
+            protocol: PROTOCOL_VERSION,
+            version: version.to_owned(),
+            hosts,
+            interval_ms,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_messages_parse() {
+        let m: ClientMsg =
+            serde_json::from_str(r#"{"type":"subscribe","since_seq":41}"#).expect("valid");
+        assert_eq!(
+            m,
+            ClientMsg::Subscribe {
+                hosts: None,
+                since_seq: Some(41)
+            }
+        );
+        assert!(serde_json::from_str::<ClientMsg>(r#"{"type":"ping"}"#).is_ok());
+    }
+
+    #[test]
+    fn unknown_client_messages_are_rejected() {
+        assert!(serde_json::from_str::<ClientMsg>(r#"{"type":"reboot"}"#).is_err());
+        assert!(serde_json::from_str::<ClientMsg>(r#"{"since_seq":1}"#).is_err());
+        assert!(
+            serde_json::from_str::<ClientMsg>(r#"{"type":"subscribe","since_seq":-1}"#).is_err()
+        );
+        assert!(
+            serde_json::from_str::<ClientMsg>(r#"{"type":"subscribe","bogus":1}"#).is_err()
+        );
+    }
+}
