@@ -1,1 +1,14 @@
-//! placeholder
+//! vramio's backend: samples this host and serves the live dashboard.
+//!
+//! Data flows one way: [`sources`] (NVML, /proc) are read by the [`sampler`] on its own threads,
+//! each tick becomes a `shared::Frame` published to the [`hub`] (latest frame, history ring, one
+//! encoding shared by every viewer), and each WebSocket [`session`] streams the hub to a browser.
+//! [`routes::app`] builds the whole HTTP surface; `main.rs` only parses flags, binds and serves.
+
+pub mod assets;
+pub mod cli;
+pub mod hub;
+pub mod routes;
+pub mod sampler;
+pub mod session;
+pub mod sources;

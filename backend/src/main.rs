@@ -1,1 +1,142 @@
-fn main() {}
+//! The `vramio` binary: parses flags, sets up logging, then serves or runs a one-shot command.
+
+use anyhow::Context;
+use clap::Parser;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use vramio::cli::{Cli, Command, EXIT_USAGE, ServeArgs};
+use vramio::hub::{Hub, HubConfig};
+use vramio::routes::{AppState, app};
+use vramio::sampler::{self, Sampler, SamplerConfig};
+use vramio::sources::Sources;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let usage = e.use_stderr();
+            let _ = e.print();
+            return if usage {
+                ExitCode::from(EXIT_USAGE as u8)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("VRAMIO_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match cli.into_command() {
+        Command::Serve(args) => serve(args),
+        Command::Schema => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&shared::schema::wire_schema()).unwrap_or_default()
+            );
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vramio: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(serve_async(args))
+}
+
+async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
+    let host = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    let interval = args.sampling.interval;
+    let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
+    let hub = Hub::new(host.clone(), interval, config);
+    let state = AppState::new(hub.clone());
+    let shutdown = state.shutdown.clone();
+    let sessions = state.sessions.clone();
+
+    let addr = SocketAddr::new(args.bind, args.port);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener.local_addr().context("no local address")?;
+
+    let sources = Sources::system_default(args.sampling.nvml_lib.clone());
+    let sampler = Sampler::new(sources, SamplerConfig { host, interval })
+        .context("cannot start the sampler threads")?;
+    let sampling = sampler::spawn(sampler, hub, shutdown.clone())
+        .context("cannot start the sampler thread")?;
+
+    let shown = if local.ip().is_unspecified() {
+        SocketAddr::new([127, 0, 0, 1].into(), local.port())
+    } else {
+        local
+    };
+    println!(
+        "vramio {} serving on http://{shown}/",
+        env!("CARGO_PKG_VERSION")
+    );
+    if !vramio::assets::has_bundle() {
+        println!("(no frontend bundle in this build: run `cargo xtask run` for the page)");
+    }
+    if local.ip().is_loopback() {
+        println!(
+            "from your laptop: ssh -L {p}:localhost:{p} <this server>, then open http://localhost:{p}/",
+            p = local.port()
+        );
+    }
+
+    let stop = shutdown.clone();
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(async move {
+            wait_for_signal().await;
+            tracing::info!("shutting down");
+            stop.cancel();
+        })
+        .await
+        .context("server failed")?;
+    // axum does not wait for upgraded WebSocket tasks: wait (briefly) for their Close frames.
+    shutdown.cancel();
+    sessions.close();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), sessions.wait()).await;
+    let _ = tokio::task::spawn_blocking(move || sampling.join()).await;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

@@ -24,9 +24,22 @@ mod tests {
     fn schema_names_the_minimum_fields() {
         let s = wire_schema().to_string();
         for field in [
-            "seq", "t_ms", "gpus", "mounts", "block_devices", "errors", "total_bytes", "used_bytes",
-            "utilization_gpu_pct", "mount_point", "available_bytes", "read_bytes_per_sec",
-            "write_bytes_per_sec", "util_pct", "since_seq", "lagged",
+            "seq",
+            "t_ms",
+            "gpus",
+            "mounts",
+            "block_devices",
+            "errors",
+            "total_bytes",
+            "used_bytes",
+            "utilization_gpu_pct",
+            "mount_point",
+            "available_bytes",
+            "read_bytes_per_sec",
+            "write_bytes_per_sec",
+            "util_pct",
+            "since_seq",
+            "lagged",
         ] {
             assert!(s.contains(&format!("\"{field}\"")), "schema lacks {field}");
         }

@@ -5,18 +5,33 @@ use serde::{Deserialize, Serialize};
 
 /// A size in bytes.
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
 )]
 #[serde(transparent)]
 pub struct Bytes(pub u64);
 
 /// A throughput in bytes per second.
-#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(transparent)]
 pub struct BytesPerSec(pub f64);
 
 /// A percentage, 0 to 100 (not a 0..1 fraction).
-#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(transparent)]
 pub struct Percent(pub f64);
 
@@ -91,12 +106,18 @@ mod tests {
         assert_eq!(format_bytes(Bytes(980)), "980 B");
         assert_eq!(format_bytes(Bytes::from_mib(512)), "512 MiB");
         assert_eq!(format_bytes(Bytes(1536 * 1024 * 1024)), "1.5 GiB");
-        assert_eq!(format_rate(BytesPerSec(10.0 * 1024.0 * 1024.0)), "10.0 MiB/s");
+        assert_eq!(
+            format_rate(BytesPerSec(10.0 * 1024.0 * 1024.0)),
+            "10.0 MiB/s"
+        );
     }
 
     #[test]
     fn units_serialize_as_bare_numbers() {
         assert_eq!(serde_json::to_string(&Bytes(7)).ok().as_deref(), Some("7"));
-        assert_eq!(serde_json::to_string(&Percent(12.5)).ok().as_deref(), Some("12.5"));
+        assert_eq!(
+            serde_json::to_string(&Percent(12.5)).ok().as_deref(),
+            Some("12.5")
+        );
     }
 }

@@ -1,1 +1,277 @@
-fn main() {}
+//! Build orchestration, no trunk and nothing downloaded: `cargo xtask run|test|dist|bundle`.
+//!
+//! `bundle` compiles the Leptos frontend to wasm32, runs wasm-bindgen (as a library, pinned to the
+//! same version as the frontend's `wasm-bindgen`) and copies `static/` beside it into
+//! `frontend/dist`, which the backend embeds. `run` and `dist` build that bundle first; `test` runs
+//! everything CI runs.
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+const WASM_PROFILE: &str = "wasm-release";
+
+fn main() {
+    if let Err(e) = real_main() {
+        eprintln!("xtask: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn real_main() -> Result<()> {
+    let mut args = std::env::args().skip(1);
+    let task = args.next().unwrap_or_default();
+    let rest: Vec<String> = args.collect();
+    match task.as_str() {
+        "bundle" => bundle().map(|_| ()),
+        "run" => run(&rest),
+        "dist" => dist(),
+        "test" => test(&rest),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <task>\n\n  run [-- FLAGS]  build the page, then `vramio serve FLAGS` on this host\n  test            everything CI runs: fmt, clippy (native and wasm32), all tests\n  dist            release binary target/release/vramio with the page embedded\n  bundle          only build the page into frontend/dist"
+            );
+            bail!("unknown task `{task}`");
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root());
+    c
+}
+
+fn status(mut cmd: Command) -> Result<()> {
+    let shown = format!("{cmd:?}");
+    let st = cmd
+        .status()
+        .with_context(|| format!("cannot start {shown}"))?;
+    if !st.success() {
+        bail!("{shown} failed ({st})");
+    }
+    Ok(())
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+fn ensure_wasm_target() -> Result<()> {
+    let out = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output();
+    match out {
+        Ok(o)
+            if String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.trim() == WASM_TARGET) =>
+        {
+            Ok(())
+        }
+        Ok(_) => {
+            eprintln!("xtask: adding the {WASM_TARGET} target (once)");
+            let mut c = Command::new("rustup");
+            c.args(["target", "add", WASM_TARGET]);
+            status(c)
+        }
+        Err(e) => {
+            eprintln!("xtask: rustup not found ({e}); assuming {WASM_TARGET} is installed");
+            Ok(())
+        }
+    }
+}
+
+/// Builds the page into `frontend/dist` and returns that folder.
+fn bundle() -> Result<PathBuf> {
+    ensure_wasm_target()?;
+    let start = Instant::now();
+    let mut c = cargo();
+    c.args([
+        "build",
+        "--package",
+        "frontend",
+        "--lib",
+        "--target",
+        WASM_TARGET,
+        "--profile",
+        WASM_PROFILE,
+    ]);
+    status(c)?;
+    let wasm = target_dir()
+        .join(WASM_TARGET)
+        .join(WASM_PROFILE)
+        .join("frontend.wasm");
+    let dist = root().join("frontend/dist");
+    let staging = root().join("target/dist-staging");
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).context("cannot clear the staging folder")?;
+    }
+    std::fs::create_dir_all(&staging)?;
+    wasm_bindgen_cli_support::Bindgen::new()
+        .input_path(&wasm)
+        .web(true)
+        .context("wasm-bindgen --target web")?
+        .out_name("vramio")
+        .typescript(false)
+        .generate(&staging)
+        .with_context(|| format!("wasm-bindgen on {}", wasm.display()))?;
+    for entry in std::fs::read_dir(root().join("static")).context("reading static/")? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            std::fs::copy(entry.path(), staging.join(entry.file_name()))?;
+        }
+    }
+    // Swap in whole so a running debug server never serves half a bundle.
+    if dist.exists() {
+        std::fs::remove_dir_all(&dist).context("cannot clear frontend/dist")?;
+    }
+    std::fs::rename(&staging, &dist).context("cannot move the bundle into frontend/dist")?;
+    let wasm_out = dist.join("vramio_bg.wasm");
+    let size = std::fs::metadata(&wasm_out).map(|m| m.len()).unwrap_or(0);
+    eprintln!(
+        "xtask: bundle in {} ({} KiB wasm{}) in {:.0} s",
+        dist.display(),
+        size / 1024,
+        gzip_size(&wasm_out)
+            .map(|g| format!(", {} KiB gzipped", g / 1024))
+            .unwrap_or_default(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(dist)
+}
+
+fn gzip_size(path: &Path) -> Option<u64> {
+    let out = Command::new("gzip").arg("-9c").arg(path).output().ok()?;
+    out.status.success().then_some(out.stdout.len() as u64)
+}
+
+fn run(flags: &[String]) -> Result<()> {
+    bundle()?;
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--release",
+        "--package",
+        "vramio",
+        "--bin",
+        "vramio",
+        "--",
+        "serve",
+    ]);
+    c.args(flags.iter().filter(|f| f.as_str() != "--"));
+    status(c)
+}
+
+fn dist() -> Result<()> {
+    bundle()?;
+    let mut c = cargo();
+    c.args([
+        "build",
+        "--release",
+        "--package",
+        "vramio",
+        "--bin",
+        "vramio",
+    ]);
+    status(c)?;
+    let bin = target_dir().join("release/vramio");
+    let size = std::fs::metadata(&bin).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "{} ({:.1} MiB, page embedded)",
+        bin.display(),
+        size as f64 / 1048576.0
+    );
+    Ok(())
+}
+
+fn test(extra: &[String]) -> Result<()> {
+    let t0 = Instant::now();
+    step("cargo fmt --check", || {
+        let mut c = cargo();
+        c.args(["fmt", "--all", "--", "--check"]);
+        status(c)
+    })?;
+    step("clippy (native)", || {
+        let mut c = cargo();
+        c.args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ]);
+        status(c)
+    })?;
+    ensure_wasm_target()?;
+    step("clippy (wasm32 frontend)", || {
+        let mut c = cargo();
+        c.args([
+            "clippy",
+            "--package",
+            "frontend",
+            "--target",
+            WASM_TARGET,
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ]);
+        status(c)
+    })?;
+    step("frontend bundle", || bundle().map(|_| ()))?;
+    check_browser()?;
+    step("tests", || {
+        let mut c = cargo();
+        c.args(["test", "--workspace", "--locked"]);
+        c.args(extra);
+        status(c)
+    })?;
+    step("frontend unit tests (native)", || {
+        let mut c = cargo();
+        c.args(["test", "--package", "frontend", "--lib", "--locked"]);
+        status(c)
+    })?;
+    eprintln!(
+        "xtask: all checks passed in {:.0} s",
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
+    eprintln!("xtask: == {name}");
+    let t = Instant::now();
+    f().with_context(|| format!("step `{name}`"))?;
+    eprintln!("xtask: == {name}: ok in {:.0} s", t.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The browser tests drive Debian's chromium through chromedriver; say how to get them.
+fn check_browser() -> Result<()> {
+    for tool in ["chromium", "chromedriver"] {
+        let found = Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            bail!(
+                "`{tool}` is needed by the browser tests: `apt-get install -y chromium chromium-driver` (or run .ci/run, which installs it)"
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,113 @@
+//! Command-line flags (DESIGN section 3). Every flag has a `VRAMIO_*` environment variable; bad
+//! flags exit with 64 (EX_USAGE) so they never collide with `check`'s 0-3.
+
+use clap::{Args, Parser, Subcommand};
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// sysexits' EX_USAGE.
+pub const EXIT_USAGE: i32 = 64;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "vramio",
+    version,
+    about = "Is your GPU job held back by GPU memory or by disk? Live, in a browser."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Flags of `serve`, which is what `vramio` alone runs.
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Sample this host and serve the live dashboard (the default).
+    Serve(ServeArgs),
+    /// Print the JSON schema of frames and protocol messages.
+    Schema,
+}
+
+/// Flags of every command that samples this host.
+#[derive(Debug, Clone, Args)]
+pub struct SamplingArgs {
+    /// Time between samples (e.g. 1s, 500ms); at least 100ms.
+    #[arg(long, env = "VRAMIO_INTERVAL", default_value = "1s", value_parser = parse_interval)]
+    pub interval: Duration,
+    /// Load this libnvidia-ml instead of the system's (e.g. a test double).
+    #[arg(long, env = "VRAMIO_NVML_LIB", value_name = "PATH")]
+    pub nvml_lib: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Loopback by default: reach it through `ssh -L`.
+    #[arg(long, env = "VRAMIO_BIND", default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, env = "VRAMIO_PORT", default_value_t = 7575)]
+    pub port: u16,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("`{s}` is not a duration like 1s or 500ms: {e}"))?;
+    if d < crate::sampler::MIN_INTERVAL {
+        return Err(format!(
+            "{s} is below the {} ms floor",
+            crate::sampler::MIN_INTERVAL.as_millis()
+        ));
+    }
+    Ok(d)
+}
+
+impl Cli {
+    /// The command to run, `serve` when none was named.
+    pub fn into_command(self) -> Command {
+        self.command.unwrap_or(Command::Serve(self.serve))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("vramio").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn defaults_are_loopback_7575_one_second() {
+        let Command::Serve(s) = parse(&[]).expect("parses").into_command() else {
+            panic!("serve is the default");
+        };
+        assert_eq!(s.bind.to_string(), "127.0.0.1");
+        assert_eq!(s.port, 7575);
+        assert_eq!(s.sampling.interval, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn interval_has_a_floor_and_a_format() {
+        let e = parse(&["serve", "--interval", "50ms"]).expect_err("below floor");
+        assert!(e.to_string().contains("below the 100 ms floor"), "{e}");
+        let e = parse(&["--interval", "soon"]).expect_err("not a duration");
+        assert!(e.to_string().contains("not a duration"), "{e}");
+        let Command::Serve(s) = parse(&["serve", "--interval", "250ms", "--port", "0"])
+            .expect("parses")
+            .into_command()
+        else {
+            panic!("serve");
+        };
+        assert_eq!(s.sampling.interval, Duration::from_millis(250));
+    }
+
+    #[test]
+    fn bad_bind_is_refused() {
+        assert!(parse(&["--bind", "localhost:80"]).is_err());
+    }
+}

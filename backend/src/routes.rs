@@ -1,0 +1,165 @@
+//! The HTTP surface: `/ws`, `/api/snapshot`, `/api/health`, `/api/schema` and the embedded page.
+//!
+//! [`app`] is the only place routes are wired; `main.rs` and the tests both call it. Responses are
+//! compressed when the client accepts it and carry the security headers of DESIGN section 7.
+
+use crate::hub::Hub;
+use crate::session::{self, SessionParams};
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{Query, State};
+use axum::http::{HeaderName, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use serde_json::json;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower_http::compression::CompressionLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+/// Largest WebSocket message the server buffers from a client (the protocol's own limit,
+/// `MAX_CLIENT_MESSAGE_BYTES`, is enforced by the session with close code 1009).
+const WS_READ_LIMIT: usize = 64 * 1024;
+/// Bytes queued towards one client before `send` waits (then the session lags instead).
+const WS_WRITE_BUFFER: usize = 256 * 1024;
+
+/// Script, style and socket from this origin only; `wasm-unsafe-eval` lets the bundle compile.
+const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
+    style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
+    frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/// Shared state of every route.
+#[derive(Clone)]
+pub struct AppState {
+    pub hub: Hub,
+    /// Fires on shutdown: sessions send a Close frame and end.
+    pub shutdown: CancellationToken,
+    /// Tracks WebSocket sessions so shutdown can wait for their Close frames.
+    pub sessions: TaskTracker,
+    pub started: Instant,
+}
+
+impl AppState {
+    pub fn new(hub: Hub) -> Self {
+        AppState {
+            hub,
+            shutdown: CancellationToken::new(),
+            sessions: TaskTracker::new(),
+            started: Instant::now(),
+        }
+    }
+}
+
+/// Every route of the server.
+pub fn app(state: AppState) -> Router {
+    Router::new()
+        .route("/ws", get(ws))
+        .route("/api/snapshot", get(snapshot))
+        .route("/api/health", get(health))
+        .route("/api/schema", get(schema))
+        .route("/api/{*rest}", get(api_not_found))
+        .fallback(get(static_file))
+        .with_state(state)
+        .layer(CompressionLayer::new())
+        .layer(header_layer(header::CONTENT_SECURITY_POLICY, CSP))
+        .layer(header_layer(header::X_FRAME_OPTIONS, "DENY"))
+        .layer(header_layer(header::REFERRER_POLICY, "no-referrer"))
+        .layer(header_layer(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+}
+
+fn header_layer(name: HeaderName, value: &'static str) -> SetResponseHeaderLayer<HeaderValue> {
+    SetResponseHeaderLayer::overriding(name, HeaderValue::from_static(value))
+}
+
+#[derive(Deserialize)]
+struct WsQuery {
+    since_seq: Option<u64>,
+}
+
+async fn ws(
+    State(state): State<AppState>,
+    Query(q): Query<WsQuery>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    upgrade
+        .max_message_size(WS_READ_LIMIT)
+        .max_frame_size(WS_READ_LIMIT)
+        .max_write_buffer_size(WS_WRITE_BUFFER)
+        .on_upgrade(move |socket| {
+            let (sink, stream) = socket.split();
+            let params = SessionParams {
+                hub: state.hub.clone(),
+                version: env!("CARGO_PKG_VERSION"),
+                since_seq: q.since_seq,
+                cancel: state.shutdown.clone(),
+            };
+            let sessions = state.sessions.clone();
+            async move {
+                sessions
+                    .track_future(async move {
+                        let ended = session::run(params, sink, stream).await;
+                        tracing::debug!(?ended, "websocket session ended");
+                    })
+                    .await;
+            }
+        })
+}
+
+async fn snapshot(State(state): State<AppState>) -> Response {
+    match state.hub.latest() {
+        Some(entry) => (
+            [(header::CONTENT_TYPE, "application/json")],
+            entry.frame_json().to_owned(),
+        )
+            .into_response(),
+        None => error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no_frame_yet",
+            "the first sample has not been taken yet; retry in a second",
+        ),
+    }
+}
+
+async fn health(State(state): State<AppState>) -> Response {
+    let (host_state, age) = state.hub.host_state();
+    let latest = state.hub.latest();
+    let body = json!({
+        "status": host_state,
+        "version": env!("CARGO_PKG_VERSION"),
+        "protocol": shared::PROTOCOL_VERSION,
+        "host": state.hub.host(),
+        "uptime_s": state.started.elapsed().as_secs(),
+        "last_seq": latest.as_ref().map(|e| e.seq),
+        "last_frame_age_ms": age.map(|a| a.as_millis() as u64),
+        "viewers": state.hub.receiver_count(),
+        "frontend_bundle": crate::assets::has_bundle(),
+    });
+    let code = match host_state {
+        shared::HostState::Up => StatusCode::OK,
+        _ => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    (code, Json(body)).into_response()
+}
+
+async fn schema() -> Json<serde_json::Value> {
+    Json(shared::schema::wire_schema())
+}
+
+async fn api_not_found(uri: Uri) -> Response {
+    error_response(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        &format!("no API route {}", uri.path()),
+    )
+}
+
+async fn static_file(uri: Uri) -> Response {
+    crate::assets::serve(uri).await
+}
+
+fn error_response(code: StatusCode, id: &str, message: &str) -> Response {
+    (code, Json(json!({ "error": id, "message": message }))).into_response()
+}

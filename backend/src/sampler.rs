@@ -1,0 +1,316 @@
+//! The sampler: one tick per interval, reading every source and publishing a `Frame` to the hub.
+//!
+//! Runs on its own OS thread, never on the async runtime. Sources that can hang (NVML, statvfs on
+//! a dead network mount) each run on a worker thread of their own and are waited for only until
+//! the tick's deadline: a slow or hung source is reported in the frame's `errors` and its last
+//! values are kept, while the fast /proc sources still arrive on time. Each source's cost is timed
+//! and carried in the frame.
+
+use crate::hub::Hub;
+use crate::sources::{GpuReading, Reading, SourceFailure, Sources};
+use shared::{Frame, Mount, NvmlStatus, Source, SourceCost, SourceError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio_util::sync::CancellationToken;
+
+/// Sampling interval floor (DESIGN section 3): below this /proc and NVML costs dominate.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+/// Share of the interval a tick waits for slow sources before publishing without them.
+const SLOW_SOURCE_BUDGET: f64 = 0.5;
+
+/// Runs a blocking source on a thread of its own; the sampler asks and waits a bounded time.
+struct Worker<T> {
+    ask: SyncSender<()>,
+    answers: Receiver<(T, Duration)>,
+    busy_since: Option<Instant>,
+}
+
+enum Polled<T> {
+    Fresh(T, Duration),
+    /// Still working on a request made `for_` ago.
+    Busy {
+        for_: Duration,
+    },
+    /// The worker thread is gone (it panicked).
+    Dead,
+}
+
+impl<T: Send + 'static> Worker<T> {
+    fn spawn(
+        source: Source,
+        mut read: impl FnMut() -> T + Send + 'static,
+    ) -> std::io::Result<Self> {
+        let (ask, asked) = mpsc::sync_channel::<()>(1);
+        let (answer, answers) = mpsc::sync_channel(1);
+        std::thread::Builder::new()
+            .name(format!("vramio-{source:?}").to_lowercase())
+            .spawn(move || {
+                while asked.recv().is_ok() {
+                    let start = Instant::now();
+                    let value = read();
+                    if answer.send((value, start.elapsed())).is_err() {
+                        break;
+                    }
+                }
+            })?;
+        Ok(Worker {
+            ask,
+            answers,
+            busy_since: None,
+        })
+    }
+
+    /// Starts a read unless one is still running.
+    fn request(&mut self) -> bool {
+        if self.busy_since.is_some() {
+            return true;
+        }
+        match self.ask.try_send(()) {
+            Ok(()) => {
+                self.busy_since = Some(Instant::now());
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Waits until `deadline` for the running read.
+    fn wait(&mut self, deadline: Instant) -> Polled<T> {
+        let Some(since) = self.busy_since else {
+            return Polled::Dead;
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.answers.recv_timeout(left) {
+            Ok((value, cost)) => {
+                self.busy_since = None;
+                Polled::Fresh(value, cost)
+            }
+            Err(RecvTimeoutError::Timeout) => Polled::Busy {
+                for_: since.elapsed(),
+            },
+            Err(RecvTimeoutError::Disconnected) => Polled::Dead,
+        }
+    }
+}
+
+/// Sampler settings.
+#[derive(Clone, Debug)]
+pub struct SamplerConfig {
+    pub host: String,
+    pub interval: Duration,
+}
+
+/// Builds frames from the sources. `tick` is public so benchmarks and tests can drive it.
+pub struct Sampler {
+    config: SamplerConfig,
+    gpu: Worker<GpuReading>,
+    mounts: Worker<Result<Reading<Vec<Mount>>, SourceFailure>>,
+    block: Box<dyn crate::sources::BlockSource>,
+    system: Box<dyn crate::sources::SystemSource>,
+    last_gpu: Option<(GpuReading, Instant)>,
+    last_mounts: Option<(Vec<Mount>, Instant)>,
+}
+
+impl Sampler {
+    pub fn new(sources: Sources, config: SamplerConfig) -> std::io::Result<Self> {
+        let Sources {
+            mut gpu,
+            mut mounts,
+            block,
+            system,
+        } = sources;
+        Ok(Sampler {
+            config,
+            gpu: Worker::spawn(Source::Gpu, move || gpu.sample())?,
+            mounts: Worker::spawn(Source::Mounts, move || mounts.sample())?,
+            block,
+            system,
+            last_gpu: None,
+            last_mounts: None,
+        })
+    }
+
+    /// Reads every source once and returns the frame (seq 0: the hub assigns it).
+    pub fn tick(&mut self) -> Frame {
+        let start = Instant::now();
+        let deadline = start + self.config.interval.mul_f64(SLOW_SOURCE_BUDGET);
+        let interval_ms = u64::try_from(self.config.interval.as_millis()).unwrap_or(u64::MAX);
+        let mut frame = Frame::empty(self.config.host.clone(), 0, now_ms(), interval_ms);
+
+        // Ask the slow sources first so they work while the fast ones are read here.
+        let gpu_asked = self.gpu.request();
+        let mounts_asked = self.mounts.request();
+
+        let t = Instant::now();
+        match self.block.sample() {
+            Ok(devices) => frame.block_devices = devices,
+            Err(e) => frame.errors.push(e.into_error(Source::BlockDevices)),
+        }
+        frame.cost.push(cost(Source::BlockDevices, t.elapsed()));
+
+        let t = Instant::now();
+        match self.system.sample() {
+            Ok(stats) => frame.system = Some(stats),
+            Err(e) => frame.errors.push(e.into_error(Source::System)),
+        }
+        frame.cost.push(cost(Source::System, t.elapsed()));
+
+        self.collect_gpu(&mut frame, gpu_asked, deadline);
+        self.collect_mounts(&mut frame, mounts_asked, deadline);
+        frame
+    }
+
+    fn collect_gpu(&mut self, frame: &mut Frame, asked: bool, deadline: Instant) {
+        let polled = if asked {
+            self.gpu.wait(deadline)
+        } else {
+            Polled::Dead
+        };
+        match polled {
+            Polled::Fresh(reading, took) => {
+                frame.cost.push(cost(Source::Gpu, took));
+                apply_gpu(frame, &reading);
+                self.last_gpu = Some((reading, Instant::now()));
+            }
+            Polled::Busy { for_ } => {
+                if let Some((reading, at)) = &self.last_gpu {
+                    apply_gpu(frame, reading);
+                    frame
+                        .errors
+                        .push(slow_error(Source::Gpu, for_, Some(at.elapsed())));
+                } else {
+                    frame.nvml = NvmlStatus::Error {
+                        message: format!("NVML has not answered for {} ms", for_.as_millis()),
+                    };
+                    frame.errors.push(slow_error(Source::Gpu, for_, None));
+                }
+            }
+            Polled::Dead => {
+                frame.nvml = NvmlStatus::Error {
+                    message: "the GPU reader thread stopped".into(),
+                };
+                frame.errors.push(SourceError {
+                    source: Source::Gpu,
+                    item: None,
+                    message: "the GPU reader thread stopped".into(),
+                });
+            }
+        }
+    }
+
+    fn collect_mounts(&mut self, frame: &mut Frame, asked: bool, deadline: Instant) {
+        let polled = if asked {
+            self.mounts.wait(deadline)
+        } else {
+            Polled::Dead
+        };
+        match polled {
+            Polled::Fresh(result, took) => {
+                frame.cost.push(cost(Source::Mounts, took));
+                match result {
+                    Ok(reading) => {
+                        frame.mounts = reading.value.clone();
+                        frame.errors.extend(reading.errors);
+                        self.last_mounts = Some((reading.value, Instant::now()));
+                    }
+                    Err(e) => frame.errors.push(e.into_error(Source::Mounts)),
+                }
+            }
+            Polled::Busy { for_ } => {
+                let age = self.last_mounts.as_ref().map(|(m, at)| {
+                    frame.mounts = m.clone();
+                    at.elapsed()
+                });
+                frame.errors.push(slow_error(Source::Mounts, for_, age));
+            }
+            Polled::Dead => frame.errors.push(SourceError {
+                source: Source::Mounts,
+                item: None,
+                message: "the mount reader thread stopped".into(),
+            }),
+        }
+    }
+}
+
+fn apply_gpu(frame: &mut Frame, reading: &GpuReading) {
+    frame.nvml = reading.nvml.clone();
+    frame.gpus = reading.gpus.clone();
+    frame.errors.extend(reading.errors.iter().cloned());
+}
+
+fn slow_error(source: Source, for_: Duration, age: Option<Duration>) -> SourceError {
+    let shown = match age {
+        Some(age) => format!("; showing values from {:.1} s ago", age.as_secs_f64()),
+        None => String::new(),
+    };
+    SourceError {
+        source,
+        item: None,
+        message: format!(
+            "{} did not answer within this tick (busy for {} ms){shown}",
+            match source {
+                Source::Gpu => "NVML",
+                Source::Mounts => "statvfs",
+                Source::BlockDevices => "/proc/diskstats",
+                Source::System => "/proc",
+            },
+            for_.as_millis()
+        ),
+    }
+}
+
+fn cost(source: Source, took: Duration) -> SourceCost {
+    SourceCost {
+        source,
+        micros: u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// Starts the sampling thread: one tick per interval (missed ticks are skipped, not bunched),
+/// each frame published to `hub`, until `cancel` fires.
+pub fn spawn(
+    mut sampler: Sampler,
+    hub: Hub,
+    cancel: CancellationToken,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("vramio-sampler".into())
+        .spawn(move || {
+            let interval = sampler.config.interval;
+            let mut next = Instant::now();
+            while !cancel.is_cancelled() {
+                let frame = sampler.tick();
+                if let Err(e) = hub.publish(frame) {
+                    tracing::error!(error = %e, "cannot encode frame");
+                }
+                next += interval;
+                let now = Instant::now();
+                if next < now {
+                    // Overran: skip the missed ticks rather than firing them back to back.
+                    let behind = now.duration_since(next).as_nanos() / interval.as_nanos().max(1);
+                    next += interval * u32::try_from(behind + 1).unwrap_or(u32::MAX);
+                }
+                sleep_until(next, &cancel);
+            }
+        })
+}
+
+/// Sleeps until `at`, waking early (in small steps) when cancelled.
+fn sleep_until(at: Instant, cancel: &CancellationToken) {
+    const STEP: Duration = Duration::from_millis(50);
+    loop {
+        let left = at.saturating_duration_since(Instant::now());
+        if left.is_zero() || cancel.is_cancelled() {
+            return;
+        }
+        std::thread::sleep(left.min(STEP));
+    }
+}

@@ -1,0 +1,280 @@
+//! One WebSocket viewer: streams the hub to a client, following the `/ws` protocol.
+//!
+//! Generic over `Sink`/`Stream` of axum messages so tests can drive it with channels; the upgrade
+//! handler in `routes` only splits the socket. Order: `hello`, then `backfill` after the client's
+//! `since_seq` (taken from the URL, or from a `subscribe` sent within [`FIRST_MESSAGE_WAIT`]), then
+//! `host_status`, then live `frame`s. Falling behind yields `lagged { skipped }` and the stream goes
+//! on; bad client messages get `error`; oversized ones close the socket with 1009.
+
+use crate::hub::{Entry, Hub};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
+use futures_util::{Sink, SinkExt, Stream, StreamExt};
+use shared::protocol::MAX_CLIENT_MESSAGE_BYTES;
+use shared::{ClientMsg, ErrorCode, HostState, ServerMsg};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+/// How long the server waits for the client's first `subscribe` before backfilling everything.
+pub const FIRST_MESSAGE_WAIT: Duration = Duration::from_millis(250);
+/// A client that accepts nothing for this long is dropped (lag alone never drops a client).
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Frames per `backfill` message, so one message stays a few hundred KiB.
+pub const BACKFILL_CHUNK: usize = 120;
+
+/// RFC 6455 close codes used here.
+const CLOSE_GOING_AWAY: u16 = 1001;
+const CLOSE_TOO_BIG: u16 = 1009;
+
+/// Why a session ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ended {
+    ClientClosed,
+    ServerShutdown,
+    TooBig,
+    WriteFailed,
+}
+
+/// What the session needs besides the socket.
+#[derive(Clone)]
+pub struct SessionParams {
+    pub hub: Hub,
+    pub version: &'static str,
+    /// `since_seq` given in the URL: skips the wait for a first `subscribe`.
+    pub since_seq: Option<u64>,
+    pub cancel: CancellationToken,
+}
+
+struct Session<S> {
+    sink: S,
+    hub: Hub,
+    /// Highest seq sent to this client.
+    cursor: u64,
+    reported_state: Option<HostState>,
+}
+
+/// Runs one session until the client leaves, the server shuts down, or the socket fails.
+pub async fn run<S, R, E>(params: SessionParams, sink: S, mut stream: R) -> Ended
+where
+    S: Sink<Message> + Unpin,
+    R: Stream<Item = Result<Message, E>> + Unpin,
+    E: std::fmt::Display,
+{
+    let SessionParams {
+        hub,
+        version,
+        since_seq,
+        cancel,
+    } = params;
+    let mut s = Session {
+        sink,
+        hub: hub.clone(),
+        cursor: 0,
+        reported_state: None,
+    };
+    let hello = ServerMsg::hello(
+        vec![hub.host().to_owned()],
+        u64::try_from(hub.interval().as_millis()).unwrap_or(u64::MAX),
+        version,
+    );
+    if s.send_msg(&hello).await.is_err() {
+        return Ended::WriteFailed;
+    }
+    // Subscribe before reading history so no frame falls between the two.
+    let mut rx = hub.subscribe();
+
+    let mut since = since_seq;
+    if since.is_none() {
+        match tokio::time::timeout(FIRST_MESSAGE_WAIT, stream.next()).await {
+            Err(_) => {}
+            Ok(None) => return Ended::ClientClosed,
+            Ok(Some(incoming)) => match s.classify(incoming) {
+                Incoming::Subscribe(seq) => since = seq,
+                Incoming::Reply(msg) => {
+                    if s.send_msg(&msg).await.is_err() {
+                        return Ended::WriteFailed;
+                    }
+                }
+                Incoming::Ignore => {}
+                Incoming::End(ended) => return s.close(ended).await,
+            },
+        }
+    }
+    if s.backfill(since).await.is_err() {
+        return Ended::WriteFailed;
+    }
+
+    let mut status_tick = tokio::time::interval(hub.interval().max(Duration::from_millis(250)));
+    status_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        let step = tokio::select! {
+            () = cancel.cancelled() => Err(Ended::ServerShutdown),
+            live = rx.recv() => match live {
+                Ok(entry) => s.send_frame(&entry).await,
+                Err(RecvError::Lagged(skipped)) => s.send_msg(&ServerMsg::Lagged { skipped }).await,
+                Err(RecvError::Closed) => Err(Ended::ServerShutdown),
+            },
+            incoming = stream.next() => match incoming {
+                None => Err(Ended::ClientClosed),
+                Some(incoming) => match s.classify(incoming) {
+                    Incoming::Subscribe(seq) => s.backfill(seq).await,
+                    Incoming::Reply(msg) => s.send_msg(&msg).await,
+                    Incoming::Ignore => Ok(()),
+                    Incoming::End(ended) => Err(ended),
+                },
+            },
+            _ = status_tick.tick() => s.report_state().await,
+        };
+        if let Err(ended) = step {
+            return s.close(ended).await;
+        }
+    }
+}
+
+enum Incoming {
+    Subscribe(Option<u64>),
+    Reply(ServerMsg),
+    Ignore,
+    End(Ended),
+}
+
+impl<S: Sink<Message> + Unpin> Session<S> {
+    fn classify<E: std::fmt::Display>(&self, incoming: Result<Message, E>) -> Incoming {
+        match incoming {
+            Err(e) => {
+                let text = e.to_string();
+                tracing::debug!(error = %text, "websocket read failed");
+                // tungstenite reports its own size limit as "Space limit exceeded: ..." or
+                // "Message too long"; anything else is a broken connection.
+                if text.contains("too long") || text.contains("limit exceeded") {
+                    Incoming::End(Ended::TooBig)
+                } else {
+                    Incoming::End(Ended::ClientClosed)
+                }
+            }
+            Ok(Message::Close(_)) => Incoming::End(Ended::ClientClosed),
+            Ok(Message::Ping(_) | Message::Pong(_)) => Incoming::Ignore,
+            Ok(Message::Binary(b)) if b.len() > MAX_CLIENT_MESSAGE_BYTES => {
+                Incoming::End(Ended::TooBig)
+            }
+            Ok(Message::Binary(_)) => Incoming::Reply(ServerMsg::Error {
+                code: ErrorCode::Unsupported,
+                message: "binary messages are not part of the protocol; send JSON text".into(),
+            }),
+            Ok(Message::Text(t)) if t.len() > MAX_CLIENT_MESSAGE_BYTES => {
+                Incoming::End(Ended::TooBig)
+            }
+            Ok(Message::Text(t)) => match serde_json::from_str::<ClientMsg>(t.as_str()) {
+                Ok(ClientMsg::Ping) => Incoming::Reply(ServerMsg::Pong),
+                Ok(ClientMsg::Subscribe { hosts, since_seq }) => {
+                    let unknown: Vec<String> = hosts
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|h| h != self.hub.host())
+                        .collect();
+                    if unknown.is_empty() {
+                        Incoming::Subscribe(since_seq)
+                    } else {
+                        Incoming::Reply(ServerMsg::Error {
+                            code: ErrorCode::UnknownHost,
+                            message: format!(
+                                "not served here: {}; hosts: {}",
+                                unknown.join(", "),
+                                self.hub.host()
+                            ),
+                        })
+                    }
+                }
+                Err(e) => Incoming::Reply(ServerMsg::Error {
+                    code: ErrorCode::BadMessage,
+                    message: format!("cannot read message: {e}"),
+                }),
+            },
+        }
+    }
+
+    async fn send(&mut self, msg: Message) -> Result<(), Ended> {
+        match tokio::time::timeout(WRITE_TIMEOUT, self.sink.send(msg)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) | Err(_) => Err(Ended::WriteFailed),
+        }
+    }
+
+    async fn send_msg(&mut self, msg: &ServerMsg) -> Result<(), Ended> {
+        let text = serde_json::to_string(msg).map_err(|_| Ended::WriteFailed)?;
+        self.send(Message::Text(text.into())).await
+    }
+
+    async fn send_frame(&mut self, entry: &Entry) -> Result<(), Ended> {
+        if entry.seq <= self.cursor {
+            return Ok(());
+        }
+        self.cursor = entry.seq;
+        self.send(Message::Text(entry.message())).await
+    }
+
+    /// Sends every held frame after `since` in `backfill` chunks, built from the frames' existing
+    /// encodings (nothing is serialized again).
+    async fn backfill(&mut self, since: Option<u64>) -> Result<(), Ended> {
+        let entries: Vec<Arc<Entry>> = self.hub.history_after(since);
+        let host_json = serde_json::to_string(self.hub.host()).map_err(|_| Ended::WriteFailed)?;
+        for chunk in entries.chunks(BACKFILL_CHUNK) {
+            let mut text = String::with_capacity(chunk.len() * 4096);
+            text.push_str(r#"{"type":"backfill","host":"#);
+            text.push_str(&host_json);
+            text.push_str(r#","frames":["#);
+            for (i, e) in chunk.iter().enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                text.push_str(e.frame_json());
+            }
+            text.push_str("]}");
+            self.send(Message::Text(text.into())).await?;
+        }
+        let last = entries.last().map(|e| e.seq);
+        self.cursor = last.or(since).unwrap_or(0);
+        self.report_state().await
+    }
+
+    /// Sends `host_status` when the host's state differs from what this client was last told.
+    async fn report_state(&mut self) -> Result<(), Ended> {
+        let (state, age) = self.hub.host_state();
+        if self.reported_state == Some(state) {
+            return Ok(());
+        }
+        self.reported_state = Some(state);
+        let last_seen_ms = self.hub.latest().map(|e| e.t_ms);
+        let error = match state {
+            HostState::Stale => age.map(|a| format!("no frame for {:.1} s", a.as_secs_f64())),
+            _ => None,
+        };
+        let msg = ServerMsg::HostStatus {
+            host: self.hub.host().to_owned(),
+            state,
+            last_seen_ms,
+            error,
+        };
+        self.send_msg(&msg).await
+    }
+
+    async fn close(mut self, ended: Ended) -> Ended {
+        let (code, reason) = match ended {
+            Ended::ServerShutdown => (CLOSE_GOING_AWAY, "server shutting down"),
+            Ended::TooBig => (CLOSE_TOO_BIG, "message too big"),
+            Ended::ClientClosed | Ended::WriteFailed => return ended,
+        };
+        let frame = CloseFrame {
+            code,
+            reason: Utf8Bytes::from_static(reason),
+        };
+        // Best effort: the peer may already be gone.
+        let _ = tokio::time::timeout(
+            Duration::from_secs(1),
+            self.sink.send(Message::Close(Some(frame))),
+        )
+        .await;
+        ended
+    }
+}

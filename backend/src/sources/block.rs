@@ -1,0 +1,530 @@
+//! Block devices from `/proc/diskstats`: one [`BlockDevice`] per whole disk with `iostat -x` rates.
+//!
+//! The sampler calls [`ProcDiskstats`] once per tick through [`BlockSource`]. Each call reads the
+//! file, keeps the counters and the time of the read, and turns the difference with the previous
+//! call into rates with [`rates`], a pure function the tests drive with explicit intervals. Whole
+//! disks are the names in `/sys/block`; without sysfs, [`parent_disk`] folds partitions by name.
+
+use super::{BlockSource, SourceFailure};
+use procfs::DiskStat;
+use shared::{BlockDevice, Bytes, BytesPerSec, Percent};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// `/proc/diskstats` counts sectors of 512 bytes whatever the device's own sector size: "the
+/// standard UNIX 512-byte sectors, not any device- or filesystem-specific block size"
+/// (kernel `Documentation/block/stat.rst`, the same counters as
+/// `Documentation/admin-guide/iostats.rst`).
+pub const SECTOR_BYTES: u64 = 512;
+
+/// Devices that are not storage a job waits on: loop devices (snaps, images), compressed RAM swap
+/// (`zram`) and RAM disks (`ram`, the `brd` driver).
+const IGNORED_PREFIXES: [&str; 3] = ["loop", "zram", "ram"];
+
+/// The counters of one `/proc/diskstats` line that `iostat -x` uses (times in milliseconds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub reads: u64,
+    pub sectors_read: u64,
+    pub read_ms: u64,
+    pub writes: u64,
+    pub sectors_written: u64,
+    pub write_ms: u64,
+    /// Time with at least one request in flight (`io_ticks`).
+    pub io_ms: u64,
+    /// Sum over requests of their time in flight (`time_in_queue`, weighted).
+    pub weighted_ms: u64,
+}
+
+impl From<&DiskStat> for Counters {
+    fn from(d: &DiskStat) -> Self {
+        Counters {
+            reads: d.reads,
+            sectors_read: d.sectors_read,
+            read_ms: d.time_reading,
+            writes: d.writes,
+            sectors_written: d.sectors_written,
+            write_ms: d.time_writing,
+            io_ms: d.time_in_progress,
+            weighted_ms: d.weighted_time_in_progress,
+        }
+    }
+}
+
+/// `iostat -x` figures for one device over one interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rates {
+    pub read_bytes_per_sec: f64,
+    pub write_bytes_per_sec: f64,
+    /// `r/s`
+    pub read_iops: f64,
+    /// `w/s`
+    pub write_iops: f64,
+    /// `%util`, capped at 100 (the kernel's tick accounting can overshoot the interval slightly).
+    pub util_pct: f64,
+    /// `r_await`; `None` when no read completed in the interval.
+    pub r_await_ms: Option<f64>,
+    /// `w_await`; `None` when no write completed in the interval.
+    pub w_await_ms: Option<f64>,
+    /// `aqu-sz`
+    pub avg_queue_size: f64,
+}
+
+/// Rates between two readings `elapsed` apart; `None` for an empty interval. Counters that went
+/// backwards (a device reset, or a 32-bit counter that wrapped) count as no activity.
+pub fn rates(prev: &Counters, cur: &Counters, elapsed: Duration) -> Option<Rates> {
+    let secs = elapsed.as_secs_f64();
+    if secs <= 0.0 {
+        return None;
+    }
+    let ms = secs * 1000.0;
+    let reads = cur.reads.saturating_sub(prev.reads);
+    let writes = cur.writes.saturating_sub(prev.writes);
+    let per_op = |time: u64, ops: u64| (ops > 0).then(|| time as f64 / ops as f64);
+    Some(Rates {
+        read_bytes_per_sec: (cur.sectors_read.saturating_sub(prev.sectors_read) * SECTOR_BYTES)
+            as f64
+            / secs,
+        write_bytes_per_sec: (cur.sectors_written.saturating_sub(prev.sectors_written)
+            * SECTOR_BYTES) as f64
+            / secs,
+        read_iops: reads as f64 / secs,
+        write_iops: writes as f64 / secs,
+        util_pct: (cur.io_ms.saturating_sub(prev.io_ms) as f64 / ms * 100.0).min(100.0),
+        r_await_ms: per_op(cur.read_ms.saturating_sub(prev.read_ms), reads),
+        w_await_ms: per_op(cur.write_ms.saturating_sub(prev.write_ms), writes),
+        avg_queue_size: cur.weighted_ms.saturating_sub(prev.weighted_ms) as f64 / ms,
+    })
+}
+
+/// Whether vramio skips this device altogether (see [`IGNORED_PREFIXES`]).
+pub fn is_ignored(name: &str) -> bool {
+    IGNORED_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// The disk `name` is a partition of, among `all_names`, by the kernel's naming: a disk whose name
+/// ends in a letter numbers its partitions directly (`sda1`, `vda2`, `xvda1`), one ending in a
+/// digit puts a `p` first (`nvme0n1p1`, `mmcblk0p1`, `md126p1`). `dm-*` and `md*` names without a
+/// `p` suffix are whole devices (`dm-10` is not a partition of `dm-1`).
+pub fn parent_disk<'a, I>(name: &str, all_names: I) -> Option<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    all_names.into_iter().find(|disk| {
+        let Some(rest) = name.strip_prefix(*disk) else {
+            return false;
+        };
+        let digits = match disk.chars().last() {
+            Some(c) if c.is_ascii_digit() => rest.strip_prefix('p'),
+            Some(_) => Some(rest),
+            None => None,
+        };
+        digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// Parses `/proc/diskstats` (14, 18 or 20 fields per line, depending on the kernel).
+pub fn parse_diskstats(text: &str) -> Result<Vec<DiskStat>, SourceFailure> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            DiskStat::from_line(l).map_err(|e| SourceFailure::Parse {
+                what: format!("/proc/diskstats line {}", i + 1),
+                reason: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Whole disks of one reading, in `/proc/diskstats` order, with rates against `prev` when the
+/// previous reading is `elapsed` old. `whole` is the set of names in `/sys/block` (`None` without
+/// sysfs: then a name is whole unless [`parent_disk`] finds its disk). `rotational` answers per disk.
+pub fn block_devices(
+    stats: &[DiskStat],
+    whole: Option<&HashSet<String>>,
+    prev: &HashMap<String, Counters>,
+    elapsed: Option<Duration>,
+    rotational: impl Fn(&str) -> Option<bool>,
+) -> Vec<BlockDevice> {
+    let names: Vec<&str> = stats
+        .iter()
+        .map(|d| d.name.as_str())
+        .filter(|n| !is_ignored(n))
+        .collect();
+    let is_whole = |name: &str| match whole {
+        Some(set) => set.contains(name),
+        None => parent_disk(name, names.iter().copied()).is_none(),
+    };
+    let disks: Vec<&str> = names.iter().copied().filter(|n| is_whole(n)).collect();
+    let mut partitions: HashMap<&str, Vec<String>> = HashMap::new();
+    for name in names.iter().copied().filter(|n| !is_whole(n)) {
+        if let Some(disk) = parent_disk(name, disks.iter().copied()) {
+            partitions.entry(disk).or_default().push(name.to_owned());
+        }
+    }
+    stats
+        .iter()
+        .filter(|d| disks.contains(&d.name.as_str()))
+        .map(|d| {
+            let cur = Counters::from(d);
+            let r = elapsed.and_then(|e| prev.get(&d.name).and_then(|p| rates(p, &cur, e)));
+            BlockDevice {
+                name: d.name.clone(),
+                rotational: rotational(&d.name),
+                partitions: partitions.remove(d.name.as_str()).unwrap_or_default(),
+                read_bytes_total: Bytes(cur.sectors_read.saturating_mul(SECTOR_BYTES)),
+                write_bytes_total: Bytes(cur.sectors_written.saturating_mul(SECTOR_BYTES)),
+                read_bytes_per_sec: r.map(|r| BytesPerSec(r.read_bytes_per_sec)),
+                write_bytes_per_sec: r.map(|r| BytesPerSec(r.write_bytes_per_sec)),
+                read_iops: r.map(|r| r.read_iops),
+                write_iops: r.map(|r| r.write_iops),
+                util_pct: r.map(|r| Percent(r.util_pct)),
+                r_await_ms: r.and_then(|r| r.r_await_ms),
+                w_await_ms: r.and_then(|r| r.w_await_ms),
+                avg_queue_size: r.map(|r| r.avg_queue_size),
+            }
+        })
+        .collect()
+}
+
+/// The names in a `/sys/block`-like directory; `None` when it cannot be listed.
+fn list_whole_disks(sys_block: &Path) -> Option<HashSet<String>> {
+    let entries = std::fs::read_dir(sys_block).ok()?;
+    let names: HashSet<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    (!names.is_empty()).then_some(names)
+}
+
+/// `queue/rotational` of a disk under a `/sys/block`-like directory.
+pub(crate) fn read_rotational(sys_block: &Path, disk: &str) -> Option<bool> {
+    let text = std::fs::read_to_string(sys_block.join(disk).join("queue/rotational")).ok()?;
+    match text.trim() {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    }
+}
+
+/// Reads `/proc/diskstats` and rates it against the previous call.
+pub struct ProcDiskstats {
+    diskstats: PathBuf,
+    sys_block: PathBuf,
+    prev: HashMap<String, Counters>,
+    prev_at: Option<Instant>,
+}
+
+impl ProcDiskstats {
+    pub fn new() -> Self {
+        Self::with_paths("/proc/diskstats", "/sys/block")
+    }
+
+    /// Reads these files instead of the host's (tests, or a host root mounted elsewhere).
+    pub fn with_paths(diskstats: impl Into<PathBuf>, sys_block: impl Into<PathBuf>) -> Self {
+        ProcDiskstats {
+            diskstats: diskstats.into(),
+            sys_block: sys_block.into(),
+            prev: HashMap::new(),
+            prev_at: None,
+        }
+    }
+}
+
+impl Default for ProcDiskstats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl BlockSource for ProcDiskstats {
+    fn sample(&mut self) -> Result<Vec<BlockDevice>, SourceFailure> {
+        let text =
+            std::fs::read_to_string(&self.diskstats).map_err(|source| SourceFailure::Io {
+                path: self.diskstats.clone(),
+                source,
+            })?;
+        let now = Instant::now();
+        let stats = parse_diskstats(&text)?;
+        let whole = list_whole_disks(&self.sys_block);
+        let elapsed = self.prev_at.map(|t| now.duration_since(t));
+        let sys_block = self.sys_block.clone();
+        let devices = block_devices(&stats, whole.as_ref(), &self.prev, elapsed, |d| {
+            read_rotational(&sys_block, d)
+        });
+        self.prev = stats
+            .iter()
+            .map(|d| (d.name.clone(), Counters::from(d)))
+            .collect();
+        self.prev_at = Some(now);
+        Ok(devices)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: &str = include_str!("../../../tests/fixtures/diskstats/gpu-node-t0.txt");
+    const T1: &str = include_str!("../../../tests/fixtures/diskstats/gpu-node-t1.txt");
+    const K418: &str = include_str!("../../../tests/fixtures/diskstats/kernel-4.19-18fields.txt");
+    const K414: &str = include_str!("../../../tests/fixtures/diskstats/kernel-4.14-14fields.txt");
+
+    fn stats(text: &str) -> Vec<DiskStat> {
+        parse_diskstats(text).expect("fixture parses")
+    }
+
+    fn counters(text: &str) -> HashMap<String, Counters> {
+        stats(text)
+            .iter()
+            .map(|d| (d.name.clone(), Counters::from(d)))
+            .collect()
+    }
+
+    fn device<'a>(devs: &'a [BlockDevice], name: &str) -> &'a BlockDevice {
+        devs.iter()
+            .find(|d| d.name == name)
+            .unwrap_or_else(|| panic!("{name} missing from {devs:?}"))
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn parses_14_18_and_20_field_lines() {
+        let old = stats(K414);
+        assert_eq!(old.len(), 4);
+        assert_eq!(old[0].name, "xvda");
+        assert_eq!(old[0].sectors_written, 54321098);
+        assert_eq!(old[0].weighted_time_in_progress, 1111110);
+        assert_eq!(old[0].discards, None);
+        assert_eq!(old[0].flushes, None);
+
+        let mid = stats(K418);
+        assert_eq!(mid[0].name, "sda");
+        assert_eq!(mid[0].time_in_progress, 63688);
+        assert_eq!(mid[0].discards, Some(1530));
+        assert_eq!(mid[0].time_discarding, Some(2404));
+        assert_eq!(mid[0].flushes, None);
+
+        let new = stats(T0);
+        let nvme = new.iter().find(|d| d.name == "nvme0n1").expect("nvme0n1");
+        assert_eq!(nvme.sectors_read, 80000000);
+        assert_eq!(nvme.flushes, Some(20000));
+        assert_eq!(nvme.time_flushing, Some(30000));
+    }
+
+    #[test]
+    fn rejects_a_short_line() {
+        assert!(parse_diskstats("8 0 sda 1 2 3\n").is_err());
+    }
+
+    #[test]
+    fn names_fold_to_their_disk() {
+        let all = [
+            "sda",
+            "sda1",
+            "sdaa",
+            "vda",
+            "vda2",
+            "xvda",
+            "xvda1",
+            "nvme0n1",
+            "nvme0n1p1",
+            "nvme0n10",
+            "mmcblk0",
+            "mmcblk0p1",
+            "dm-1",
+            "dm-10",
+            "md0",
+            "md126",
+            "md126p1",
+            "sr0",
+        ];
+        let parent = |n| parent_disk(n, all.iter().copied());
+        assert_eq!(parent("sda1"), Some("sda"));
+        assert_eq!(parent("vda2"), Some("vda"));
+        assert_eq!(parent("xvda1"), Some("xvda"));
+        assert_eq!(parent("nvme0n1p1"), Some("nvme0n1"));
+        assert_eq!(parent("mmcblk0p1"), Some("mmcblk0"));
+        assert_eq!(parent("md126p1"), Some("md126"));
+        for whole in [
+            "sda", "sdaa", "nvme0n1", "nvme0n10", "dm-1", "dm-10", "md0", "md126", "sr0",
+        ] {
+            assert_eq!(parent(whole), None, "{whole} is a whole device");
+        }
+    }
+
+    #[test]
+    fn rates_follow_iostat_x() {
+        let prev = Counters {
+            reads: 10,
+            sectors_read: 100,
+            read_ms: 50,
+            writes: 20,
+            sectors_written: 200,
+            write_ms: 80,
+            io_ms: 1000,
+            weighted_ms: 3000,
+        };
+        let cur = Counters {
+            reads: 110,
+            sectors_read: 100 + 4096,
+            read_ms: 50 + 300,
+            writes: 20,
+            sectors_written: 200,
+            write_ms: 80,
+            io_ms: 1000 + 250,
+            weighted_ms: 3000 + 1000,
+        };
+        let r = rates(&prev, &cur, Duration::from_millis(500)).expect("non-empty interval");
+        assert!(close(r.read_bytes_per_sec, 4096.0 * 512.0 * 2.0));
+        assert!(close(r.write_bytes_per_sec, 0.0));
+        assert!(close(r.read_iops, 200.0));
+        assert!(close(r.util_pct, 50.0));
+        assert_eq!(r.r_await_ms, Some(3.0));
+        assert_eq!(r.w_await_ms, None);
+        assert!(close(r.avg_queue_size, 2.0));
+        assert_eq!(rates(&prev, &cur, Duration::ZERO), None);
+    }
+
+    #[test]
+    fn counters_that_go_backwards_count_as_idle() {
+        let prev = Counters {
+            reads: 500,
+            sectors_read: 9000,
+            read_ms: 700,
+            writes: 300,
+            sectors_written: 8000,
+            write_ms: 600,
+            io_ms: 900,
+            weighted_ms: 1300,
+        };
+        let reset = Counters {
+            reads: 2,
+            sectors_read: 16,
+            ..Counters::default()
+        };
+        let r = rates(&prev, &reset, Duration::from_secs(1)).expect("non-empty interval");
+        assert_eq!(r.read_bytes_per_sec, 0.0);
+        assert_eq!(r.read_iops, 0.0);
+        assert_eq!(r.r_await_ms, None);
+        assert_eq!(r.util_pct, 0.0);
+    }
+
+    #[test]
+    fn first_sample_has_totals_and_no_rates() {
+        let devs = block_devices(&stats(T0), None, &HashMap::new(), None, |_| None);
+        let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["nvme0n1", "sda", "sdb", "sdd", "md0", "dm-0"]);
+        let nvme = device(&devs, "nvme0n1");
+        assert_eq!(nvme.partitions, ["nvme0n1p1", "nvme0n1p2"]);
+        assert_eq!(nvme.read_bytes_total, Bytes(80000000 * 512));
+        assert_eq!(nvme.write_bytes_total, Bytes(60000000 * 512));
+        assert_eq!(nvme.read_bytes_per_sec, None);
+        assert_eq!(nvme.util_pct, None);
+        assert_eq!(nvme.avg_queue_size, None);
+        assert_eq!(device(&devs, "sda").partitions, ["sda1"]);
+        assert!(device(&devs, "dm-0").partitions.is_empty());
+    }
+
+    /// Two readings one second apart; the expected values are `iostat -x` worked by hand from the
+    /// fixture deltas.
+    #[test]
+    fn one_second_between_fixtures_matches_iostat() {
+        let prev = counters(T0);
+        let devs = block_devices(&stats(T1), None, &prev, Some(Duration::from_secs(1)), |d| {
+            Some(d.starts_with("sd"))
+        });
+        let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["nvme0n1", "sda", "sdb", "sde", "md0", "dm-0"]);
+
+        // nvme0n1: +409600 sectors read, +102400 written, +2000 reads in +1000 ms, +500 writes in
+        // +1500 ms, io_ticks +850 ms, weighted +2600 ms.
+        let nvme = device(&devs, "nvme0n1");
+        assert_eq!(nvme.rotational, Some(false));
+        assert_eq!(nvme.read_bytes_per_sec, Some(BytesPerSec(209_715_200.0))); // 204800 rkB/s
+        assert_eq!(nvme.write_bytes_per_sec, Some(BytesPerSec(52_428_800.0))); // 51200 wkB/s
+        assert_eq!(nvme.read_iops, Some(2000.0));
+        assert_eq!(nvme.write_iops, Some(500.0));
+        assert_eq!(nvme.util_pct, Some(Percent(85.0)));
+        assert_eq!(nvme.r_await_ms, Some(0.5));
+        assert_eq!(nvme.w_await_ms, Some(3.0));
+        assert_eq!(nvme.avg_queue_size, Some(2.6));
+        // The disk's own line, not its partitions added on top.
+        assert_eq!(nvme.read_bytes_total, Bytes(80409600 * 512));
+
+        // sda: writes only (+100 writes, +2048 sectors, +800 ms); io_ticks +1200 ms in a 1000 ms
+        // interval is capped at 100 %.
+        let sda = device(&devs, "sda");
+        assert_eq!(sda.rotational, Some(true));
+        assert_eq!(sda.read_bytes_per_sec, Some(BytesPerSec(0.0)));
+        assert_eq!(sda.write_bytes_per_sec, Some(BytesPerSec(1_048_576.0)));
+        assert_eq!(sda.read_iops, Some(0.0));
+        assert_eq!(sda.write_iops, Some(100.0));
+        assert_eq!(sda.r_await_ms, None);
+        assert_eq!(sda.w_await_ms, Some(8.0));
+        assert_eq!(sda.util_pct, Some(Percent(100.0)));
+        assert_eq!(sda.avg_queue_size, Some(1.6));
+
+        // sdb: idle, still listed; no request completed so no await.
+        let sdb = device(&devs, "sdb");
+        assert_eq!(sdb.util_pct, Some(Percent(0.0)));
+        assert_eq!(sdb.avg_queue_size, Some(0.0));
+        assert_eq!(sdb.r_await_ms, None);
+        assert_eq!(sdb.w_await_ms, None);
+
+        // md0 keeps no time counters: throughput but zero util and await.
+        let md = device(&devs, "md0");
+        assert_eq!(md.write_bytes_per_sec, Some(BytesPerSec(1_048_576.0)));
+        assert_eq!(md.write_iops, Some(100.0));
+        assert_eq!(md.w_await_ms, Some(0.0));
+        assert_eq!(md.util_pct, Some(Percent(0.0)));
+
+        // dm-0 has its own line: same activity as the NVMe under it.
+        let dm = device(&devs, "dm-0");
+        assert_eq!(dm.read_bytes_per_sec, Some(BytesPerSec(209_715_200.0)));
+        assert_eq!(dm.util_pct, Some(Percent(85.0)));
+        assert_eq!(dm.avg_queue_size, Some(2.6));
+
+        // sde appeared: totals, no rates. sdd vanished: simply absent.
+        let sde = device(&devs, "sde");
+        assert_eq!(sde.read_bytes_total, Bytes(2048 * 512));
+        assert_eq!(sde.read_bytes_per_sec, None);
+        assert!(!devs.iter().any(|d| d.name == "sdd"));
+    }
+
+    #[test]
+    fn sysfs_names_decide_what_is_whole() {
+        let whole: HashSet<String> = ["nvme0n1", "sda", "sdb", "md0", "dm-0", "loop0", "zram0"]
+            .map(String::from)
+            .into();
+        let devs = block_devices(&stats(T0), Some(&whole), &HashMap::new(), None, |_| None);
+        let names: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+        // sdd is not in /sys/block (it went away between the two reads): not listed.
+        assert_eq!(names, ["nvme0n1", "sda", "sdb", "md0", "dm-0"]);
+        assert_eq!(device(&devs, "sdb").partitions, ["sdb1"]);
+    }
+
+    #[test]
+    fn source_rates_between_calls() {
+        let dir = std::env::temp_dir().join(format!("vramio-block-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("diskstats");
+        std::fs::write(&path, T0).expect("write fixture");
+        let mut src = ProcDiskstats::with_paths(&path, dir.join("no-sysfs"));
+        let first = src.sample().expect("first sample");
+        assert!(first.iter().all(|d| d.read_bytes_per_sec.is_none()));
+        std::fs::write(&path, T1).expect("write fixture");
+        let second = src.sample().expect("second sample");
+        let nvme = device(&second, "nvme0n1");
+        assert!(nvme.read_bytes_per_sec.is_some_and(|r| r.0 > 0.0));
+        assert_eq!(nvme.rotational, None);
+        std::fs::remove_file(&path).expect("remove fixture");
+        let gone = src.sample();
+        assert!(matches!(gone, Err(SourceFailure::Io { .. })));
+        std::fs::remove_dir_all(&dir).expect("remove temp dir");
+    }
+}

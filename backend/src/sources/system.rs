@@ -1,0 +1,264 @@
+//! Host CPU, memory and pressure from `/proc/stat`, `/proc/meminfo` and `/proc/pressure/*`.
+//!
+//! The sampler calls [`ProcSystem`] once per tick through [`SystemSource`]; CPU shares are the
+//! difference with the previous call, so the first call has none. Parsing is pure ([`parse_cpu`],
+//! [`cpu_shares`], [`parse_psi`], [`system_stats`]) and tested on pasted fixtures.
+
+use super::{SourceFailure, SystemSource};
+use procfs::{FromRead, Meminfo};
+use shared::{Bytes, Percent, Psi, SystemStats};
+use std::path::{Path, PathBuf};
+
+/// The aggregate `cpu` line of `/proc/stat`, in clock ticks (the unit cancels out in shares).
+///
+/// `guest` and `guest_nice` are left out: the kernel already counts them in `user` and `nice`
+/// (`Documentation/filesystems/proc.rst`, "1.8 Miscellaneous kernel statistics in /proc/stat").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    /// user + nice + system + irq + softirq + steal.
+    pub busy: u64,
+    pub idle: u64,
+    pub iowait: u64,
+}
+
+/// The aggregate CPU times and the number of CPUs listed (`cpuN` lines: the online CPUs).
+///
+/// procfs's `KernelStats` would need a `SystemInfo` for tick conversions vramio does not use, and
+/// parses every per-CPU line; this reads the one line needed.
+pub fn parse_cpu(stat: &str) -> Result<(CpuTimes, u32), SourceFailure> {
+    let bad = |reason: &str| SourceFailure::Parse {
+        what: "/proc/stat".to_owned(),
+        reason: reason.to_owned(),
+    };
+    let mut times = None;
+    let mut count: u32 = 0;
+    for line in stat.lines() {
+        let mut fields = line.split_whitespace();
+        match fields.next() {
+            Some("cpu") => {
+                let v: Vec<u64> = fields
+                    .map(str::parse)
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| bad("a `cpu` field is not a number"))?;
+                // user nice system idle, then iowait irq softirq steal since 2.6.
+                let at = |i: usize| v.get(i).copied().unwrap_or(0);
+                if v.len() < 4 {
+                    return Err(bad("the `cpu` line has fewer than 4 fields"));
+                }
+                times = Some(CpuTimes {
+                    busy: at(0) + at(1) + at(2) + at(5) + at(6) + at(7),
+                    idle: at(3),
+                    iowait: at(4),
+                });
+            }
+            Some(name) if name.starts_with("cpu") => count += 1,
+            _ => {}
+        }
+    }
+    let times = times.ok_or_else(|| bad("no aggregate `cpu` line"))?;
+    Ok((times, count))
+}
+
+/// Busy and iowait shares between two readings, in percent of all CPU time that passed; `None`
+/// when no tick passed. Counters that went backwards (iowait can, on tickless kernels) count as 0.
+pub fn cpu_shares(prev: &CpuTimes, cur: &CpuTimes) -> Option<(Percent, Percent)> {
+    let busy = cur.busy.saturating_sub(prev.busy);
+    let idle = cur.idle.saturating_sub(prev.idle);
+    let iowait = cur.iowait.saturating_sub(prev.iowait);
+    let total = busy + idle + iowait;
+    (total > 0).then(|| {
+        let pct = |x: u64| Percent(x as f64 * 100.0 / total as f64);
+        (pct(busy), pct(iowait))
+    })
+}
+
+/// One `/proc/pressure/*` file: `some avg10` (required) and `full avg10` (absent on kernels that
+/// do not report it). `None` when the text has no valid `some` line.
+pub fn parse_psi(text: &str) -> Option<Psi> {
+    let avg10 = |kind: &str| {
+        text.lines()
+            .find(|l| l.starts_with(kind))
+            .and_then(|l| procfs::parse_pressure_record(l).ok())
+            // procfs parses an f32; the kernel prints two decimals, so round back to those.
+            .map(|r| Percent((f64::from(r.avg10) * 100.0).round() / 100.0))
+    };
+    Some(Psi {
+        some_avg10: avg10("some ")?,
+        full_avg10: avg10("full "),
+    })
+}
+
+/// Everything but the CPU shares, from the texts of `/proc/meminfo` and the two PSI files.
+pub fn system_stats(
+    cpu_count: u32,
+    meminfo: &str,
+    psi_io: Option<&str>,
+    psi_memory: Option<&str>,
+) -> Result<SystemStats, SourceFailure> {
+    // procfs converts the `kB` values to bytes.
+    let m = Meminfo::from_read(meminfo.as_bytes())?;
+    Ok(SystemStats {
+        cpu_count,
+        cpu_pct: None,
+        iowait_pct: None,
+        mem_total_bytes: Bytes(m.mem_total),
+        mem_available_bytes: m.mem_available.map(Bytes),
+        page_cache_bytes: Bytes(m.cached),
+        dirty_bytes: Bytes(m.dirty),
+        writeback_bytes: Bytes(m.writeback),
+        swap_total_bytes: Bytes(m.swap_total),
+        swap_used_bytes: Bytes(m.swap_total.saturating_sub(m.swap_free)),
+        psi_io: psi_io.and_then(parse_psi),
+        psi_memory: psi_memory.and_then(parse_psi),
+    })
+}
+
+/// Reads the host's `/proc` (or another root, for tests).
+pub struct ProcSystem {
+    proc_root: PathBuf,
+    prev: Option<CpuTimes>,
+}
+
+impl ProcSystem {
+    pub fn new() -> Self {
+        Self::with_proc_root("/proc")
+    }
+
+    /// Reads `stat`, `meminfo` and `pressure/{io,memory}` under this directory.
+    pub fn with_proc_root(root: impl Into<PathBuf>) -> Self {
+        ProcSystem {
+            proc_root: root.into(),
+            prev: None,
+        }
+    }
+
+    fn read(&self, name: &str) -> Result<String, SourceFailure> {
+        let path = self.proc_root.join(name);
+        std::fs::read_to_string(&path).map_err(|source| SourceFailure::Io { path, source })
+    }
+}
+
+impl Default for ProcSystem {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A PSI file's text; `None` when the kernel has no PSI (file missing, or `EOPNOTSUPP` when booted
+/// with `psi=0`).
+fn read_optional(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+impl SystemSource for ProcSystem {
+    fn sample(&mut self) -> Result<SystemStats, SourceFailure> {
+        let (times, cpu_count) = parse_cpu(&self.read("stat")?)?;
+        let meminfo = self.read("meminfo")?;
+        let io = read_optional(&self.proc_root.join("pressure/io"));
+        let memory = read_optional(&self.proc_root.join("pressure/memory"));
+        let mut stats = system_stats(cpu_count, &meminfo, io.as_deref(), memory.as_deref())?;
+        if let Some((cpu, iowait)) = self.prev.as_ref().and_then(|p| cpu_shares(p, &times)) {
+            stats.cpu_pct = Some(cpu);
+            stats.iowait_pct = Some(iowait);
+        }
+        self.prev = Some(times);
+        Ok(stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT_T0: &str = include_str!("../../../tests/fixtures/proc/stat-t0.txt");
+    const STAT_T1: &str = include_str!("../../../tests/fixtures/proc/stat-t1.txt");
+    const MEMINFO: &str = include_str!("../../../tests/fixtures/proc/meminfo.txt");
+    const PSI_IO: &str = include_str!("../../../tests/fixtures/proc/pressure-io.txt");
+    const PSI_MEM: &str = include_str!("../../../tests/fixtures/proc/pressure-memory.txt");
+    const PSI_SOME: &str = include_str!("../../../tests/fixtures/proc/pressure-some-only.txt");
+
+    #[test]
+    fn reads_the_aggregate_cpu_line() {
+        let (t0, count) = parse_cpu(STAT_T0).expect("fixture parses");
+        assert_eq!(count, 2);
+        // 4705 + 356 + 584 + 0 + 277 + 0
+        assert_eq!(
+            t0,
+            CpuTimes {
+                busy: 5922,
+                idle: 3699176,
+                iowait: 23060
+            }
+        );
+        assert!(parse_cpu("intr 1 2 3\n").is_err());
+    }
+
+    #[test]
+    fn cpu_shares_between_two_readings() {
+        let (t0, _) = parse_cpu(STAT_T0).expect("fixture parses");
+        let (t1, _) = parse_cpu(STAT_T1).expect("fixture parses");
+        // busy +160 (user 100, system 50, softirq 10), idle +70, iowait +20: 250 ticks.
+        let (cpu, iowait) = cpu_shares(&t0, &t1).expect("ticks passed");
+        assert_eq!(cpu, Percent(64.0));
+        assert_eq!(iowait, Percent(8.0));
+        assert_eq!(cpu_shares(&t1, &t1), None);
+    }
+
+    #[test]
+    fn memory_in_bytes() {
+        let s = system_stats(2, MEMINFO, Some(PSI_IO), Some(PSI_MEM)).expect("fixture parses");
+        assert_eq!(s.cpu_count, 2);
+        assert_eq!(s.mem_total_bytes, Bytes(263855328 * 1024));
+        assert_eq!(s.mem_available_bytes, Some(Bytes(201234560 * 1024)));
+        assert_eq!(s.page_cache_bytes, Bytes(180123456 * 1024));
+        assert_eq!(s.dirty_bytes, Bytes(1024 * 1024 * 1024));
+        assert_eq!(s.writeback_bytes, Bytes(64 * 1024 * 1024));
+        assert_eq!(s.swap_total_bytes, Bytes(8388604 * 1024));
+        assert_eq!(s.swap_used_bytes, Bytes(256 * 1024 * 1024));
+        assert_eq!(s.cpu_pct, None);
+    }
+
+    #[test]
+    fn pressure_some_and_full() {
+        let io = parse_psi(PSI_IO).expect("io psi");
+        assert_eq!(io.some_avg10, Percent(12.34));
+        assert_eq!(io.full_avg10, Some(Percent(10.5)));
+        let mem = parse_psi(PSI_MEM).expect("memory psi");
+        assert_eq!(mem.some_avg10, Percent(0.25));
+        assert_eq!(mem.full_avg10, Some(Percent(0.0)));
+        let some = parse_psi(PSI_SOME).expect("some-only psi");
+        assert_eq!(some.full_avg10, None);
+        assert_eq!(parse_psi(""), None);
+        let s = system_stats(2, MEMINFO, None, None).expect("fixture parses");
+        assert_eq!((s.psi_io, s.psi_memory), (None, None));
+    }
+
+    #[test]
+    fn source_reads_a_proc_directory() {
+        let dir = std::env::temp_dir().join(format!("vramio-system-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("pressure")).expect("temp dir");
+        std::fs::write(dir.join("stat"), STAT_T0).expect("write");
+        std::fs::write(dir.join("meminfo"), MEMINFO).expect("write");
+        std::fs::write(dir.join("pressure/io"), PSI_IO).expect("write");
+        let mut src = ProcSystem::with_proc_root(&dir);
+        let first = src.sample().expect("first sample");
+        assert_eq!(first.cpu_pct, None);
+        assert!(first.psi_io.is_some());
+        assert_eq!(first.psi_memory, None);
+        std::fs::write(dir.join("stat"), STAT_T1).expect("write");
+        let second = src.sample().expect("second sample");
+        assert_eq!(second.cpu_pct, Some(Percent(64.0)));
+        assert_eq!(second.iowait_pct, Some(Percent(8.0)));
+        std::fs::remove_file(dir.join("meminfo")).expect("remove");
+        assert!(matches!(src.sample(), Err(SourceFailure::Io { .. })));
+        std::fs::remove_dir_all(&dir).expect("remove temp dir");
+    }
+
+    #[test]
+    fn this_host_samples() {
+        let mut src = ProcSystem::new();
+        let first = src.sample().expect("this host's /proc");
+        assert!(first.cpu_count > 0);
+        assert!(first.mem_total_bytes.0 > 0);
+    }
+}

@@ -1,0 +1,371 @@
+//! The page in a real browser: headless Debian Chromium, driven through chromedriver (fantoccini),
+//! against the real `vramio` binary sampling this host with the fake NVML library.
+//!
+//! Needs `chromium` and `chromedriver` on PATH and the frontend bundle in `frontend/dist`
+//! (`cargo xtask test` builds it and checks for both).
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const MIB: u64 = 1024 * 1024;
+
+/// Kills the child process when dropped, so a failing test leaves nothing behind.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Killed {
+    /// SIGTERM, as a user stopping the server would, then wait for it to exit.
+    fn terminate(mut self) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.0.id().to_string())
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn fake_nvml() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe.parent().expect("deps dir");
+    [dir.join("libfake_nvml.so"), dir.join("../libfake_nvml.so")]
+        .into_iter()
+        .find(|p| p.exists())
+        .expect("libfake_nvml.so next to the test binary (fake-nvml is a dev-dependency)")
+}
+
+fn write_script(name: &str, json: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vramio-browser-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, json).expect("write script");
+    path
+}
+
+/// Starts `vramio serve` on `port` and waits for its "serving on" line.
+fn start_vramio(port: u16, nvml_lib: &PathBuf, script: Option<&PathBuf>) -> Killed {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vramio"));
+    cmd.args(["serve", "--port", &port.to_string(), "--interval", "250ms"])
+        .arg("--nvml-lib")
+        .arg(nvml_lib)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if let Some(script) = script {
+        cmd.env("FAKE_NVML_SCRIPT", script);
+    }
+    let mut child = cmd.spawn().expect("start vramio");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let line = lines
+        .next()
+        .expect("vramio printed nothing")
+        .expect("stdout readable");
+    assert!(line.contains("serving on"), "unexpected first line: {line}");
+    // Keep draining stdout so the child never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Killed(child)
+}
+
+fn start_chromedriver() -> (Killed, u16) {
+    let port = free_port();
+    let child = Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromedriver (apt-get install chromium-driver)");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "chromedriver did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (Killed(child), port)
+}
+
+async fn browser(driver_port: u16) -> Client {
+    let profile = std::env::temp_dir().join(format!(
+        "vramio-chromium-{}-{driver_port}",
+        std::process::id()
+    ));
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({
+            "binary": "/usr/bin/chromium",
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--no-first-run", "--window-size=1400,1000",
+                format!("--user-data-dir={}", profile.display()),
+            ]
+        }),
+    );
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{driver_port}"))
+        .await
+        .expect("webdriver session")
+}
+
+/// Polls `check` every 100 ms until it returns `Some`, or panics after `within` with `what`.
+async fn wait_for<T, F, Fut>(within: Duration, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn attr(c: &Client, css: &str, name: &str) -> Option<String> {
+    let el = c.find(Locator::Css(css)).await.ok()?;
+    el.attr(name).await.ok()?
+}
+
+async fn text(c: &Client, css: &str) -> Option<String> {
+    c.find(Locator::Css(css)).await.ok()?.text().await.ok()
+}
+
+async fn num_attr(c: &Client, css: &str, name: &str) -> Option<u64> {
+    attr(c, css, name).await?.parse().ok()
+}
+
+fn two_gpu_script(my_pid: u32) -> String {
+    format!(
+        r#"{{"driver_version": "580.00", "devices": [
+      {{"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-11111111-2222-3333-4444-555555555555",
+        "memory_total_mib": 81559, "repeat": false, "lost_at_s": null, "slow_ms": 0,
+        "timeline": [{{"at_s": 0, "memory_used_mib": 1200, "util_gpu": 5, "util_mem": 1,
+                       "temperature_c": 35, "power_w": 70,
+                       "processes": [{{"pid": {my_pid}, "used_mib": 1100}}]}},
+                     {{"at_s": 120, "memory_used_mib": 78000, "util_gpu": 97}}]}},
+      {{"name": "NVIDIA A100-SXM4-40GB", "uuid": "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee",
+        "memory_total_mib": 40960, "repeat": false, "lost_at_s": null, "slow_ms": 0,
+        "timeline": [{{"at_s": 0, "memory_used_mib": 20480, "util_gpu": 50, "util_mem": 20,
+                       "temperature_c": 51, "power_w": 250, "processes": []}}]}}]}}"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_page_shows_scripted_gpus_changes_and_survives_a_restart() {
+    let nvml = fake_nvml();
+    let script = write_script("two-gpus.json", &two_gpu_script(std::process::id()));
+    let port = free_port();
+    let server = start_vramio(port, &nvml, Some(&script));
+    let (_driver, driver_port) = start_chromedriver();
+    let c = browser(driver_port).await;
+    c.goto(&format!("http://127.0.0.1:{port}/"))
+        .await
+        .expect("open page");
+
+    wait_for(
+        Duration::from_secs(20),
+        "connection badge to be open",
+        || async {
+            (attr(&c, r#"[data-testid="conn-badge"]"#, "data-state")
+                .await
+                .as_deref()
+                == Some("open"))
+            .then_some(())
+        },
+    )
+    .await;
+    let names = wait_for(Duration::from_secs(10), "two GPU cards", || async {
+        let cards = c
+            .find_all(Locator::Css(r#"[data-testid="gpu-card"]"#))
+            .await
+            .ok()?;
+        if cards.len() != 2 {
+            return None;
+        }
+        let mut names = Vec::new();
+        for card in cards {
+            names.push(
+                card.find(Locator::Css(r#"[data-testid="gpu-name"]"#))
+                    .await
+                    .ok()?
+                    .text()
+                    .await
+                    .ok()?,
+            );
+        }
+        Some(names)
+    })
+    .await;
+    assert!(names[0].contains("NVIDIA H100 80GB HBM3"), "{names:?}");
+    assert!(names[1].contains("NVIDIA A100-SXM4-40GB"), "{names:?}");
+
+    let gpu0 = r#"[data-testid="gpu-card"][data-gpu-index="0"]"#;
+    let gpu1 = r#"[data-testid="gpu-card"][data-gpu-index="1"]"#;
+    let total0 = num_attr(
+        &c,
+        &format!(r#"{gpu0} [data-testid="gpu-mem-total"]"#),
+        "data-bytes",
+    )
+    .await;
+    assert_eq!(total0, Some(81559 * MIB));
+    let total1 = num_attr(
+        &c,
+        &format!(r#"{gpu1} [data-testid="gpu-mem-total"]"#),
+        "data-bytes",
+    )
+    .await;
+    assert_eq!(total1, Some(40960 * MIB));
+    let used1 = num_attr(
+        &c,
+        &format!(r#"{gpu1} [data-testid="gpu-mem-used"]"#),
+        "data-bytes",
+    )
+    .await;
+    assert_eq!(
+        used1,
+        Some(20480 * MIB),
+        "a constant scripted value reaches the page exactly"
+    );
+    let util1 = attr(
+        &c,
+        &format!(r#"{gpu1} [data-testid="gpu-util"]"#),
+        "data-pct",
+    )
+    .await;
+    assert_eq!(util1.and_then(|p| p.parse::<f64>().ok()), Some(50.0));
+    let me = std::process::id();
+    assert!(
+        c.find(Locator::Css(&format!(
+            r#"{gpu0} [data-testid="gpu-proc"][data-pid="{me}"]"#
+        )))
+        .await
+        .is_ok(),
+        "the scripted process (this test's pid) is listed"
+    );
+
+    // Values change over time: GPU 0's memory grows along its timeline, seq advances.
+    let used_sel = format!(r#"{gpu0} [data-testid="gpu-mem-used"]"#);
+    let used_a = num_attr(&c, &used_sel, "data-bytes")
+        .await
+        .expect("gpu 0 used");
+    let seq_a = num_attr(&c, r#"[data-testid="last-seq"]"#, "data-seq")
+        .await
+        .expect("seq");
+    assert!((1200 * MIB..=78000 * MIB).contains(&used_a), "{used_a}");
+    let used_b = wait_for(Duration::from_secs(10), "GPU 0 memory to grow", || async {
+        num_attr(&c, &used_sel, "data-bytes")
+            .await
+            .filter(|b| *b > used_a)
+    })
+    .await;
+    assert!(used_b <= 78000 * MIB);
+    let seq_b = num_attr(&c, r#"[data-testid="last-seq"]"#, "data-seq")
+        .await
+        .expect("seq");
+    assert!(seq_b > seq_a, "seq {seq_b} after {seq_a}");
+    assert!(
+        c.find(Locator::Css(r#"[data-testid="block-row"]"#))
+            .await
+            .is_ok(),
+        "block devices shown"
+    );
+    assert!(
+        c.find(Locator::Css(r#"[data-testid="host-panel"]"#))
+            .await
+            .is_ok(),
+        "host panel shown"
+    );
+    let charts = c
+        .find_all(Locator::Css(r#"[data-testid="chart"]"#))
+        .await
+        .expect("charts");
+    assert!(!charts.is_empty(), "charts drawn");
+
+    // Stop the server: the page notices; start it again: the page reconnects and resumes.
+    server.terminate();
+    wait_for(
+        Duration::from_secs(10),
+        "the badge to leave `open`",
+        || async {
+            (attr(&c, r#"[data-testid="conn-badge"]"#, "data-state")
+                .await
+                .as_deref()
+                != Some("open"))
+            .then_some(())
+        },
+    )
+    .await;
+    let seq_before = num_attr(&c, r#"[data-testid="last-seq"]"#, "data-seq")
+        .await
+        .expect("seq");
+    let _server = start_vramio(port, &nvml, Some(&script));
+    wait_for(
+        Duration::from_secs(20),
+        "reconnect and new frames",
+        || async {
+            let open = attr(&c, r#"[data-testid="conn-badge"]"#, "data-state")
+                .await
+                .as_deref()
+                == Some("open");
+            let seq = num_attr(&c, r#"[data-testid="last-seq"]"#, "data-seq").await?;
+            (open && seq > seq_before).then_some(())
+        },
+    )
+    .await;
+    c.close().await.expect("close browser");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_driver_is_a_notice_not_a_crash() {
+    let missing = PathBuf::from("/nonexistent/libnvidia-ml.so.1");
+    let port = free_port();
+    let _server = start_vramio(port, &missing, None);
+    let (_driver, driver_port) = start_chromedriver();
+    let c = browser(driver_port).await;
+    c.goto(&format!("http://127.0.0.1:{port}/"))
+        .await
+        .expect("open page");
+    let notice = wait_for(Duration::from_secs(20), "the no-driver notice", || async {
+        text(&c, r#"[data-testid="nvml-notice"]"#)
+            .await
+            .filter(|t| !t.is_empty())
+    })
+    .await;
+    assert!(
+        notice.to_lowercase().contains("no nvidia driver"),
+        "{notice}"
+    );
+    assert!(
+        c.find(Locator::Css(r#"[data-testid="gpu-card"]"#))
+            .await
+            .is_err(),
+        "no GPU cards"
+    );
+    // Disks still report.
+    wait_for(Duration::from_secs(10), "block devices", || async {
+        c.find(Locator::Css(r#"[data-testid="block-row"]"#))
+            .await
+            .ok()
+            .map(|_| ())
+    })
+    .await;
+    c.close().await.expect("close browser");
+}

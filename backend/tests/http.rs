@@ -1,0 +1,167 @@
+//! HTTP routes through `app()` with `oneshot`: snapshot, health, schema, static files, errors,
+//! security headers and compression.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use shared::Frame;
+use std::time::Duration;
+use tower::ServiceExt;
+use vramio::hub::{Hub, HubConfig};
+use vramio::routes::{AppState, app};
+
+fn state() -> AppState {
+    let hub = Hub::new(
+        "testhost",
+        Duration::from_secs(1),
+        HubConfig::for_interval(Duration::from_secs(1)),
+    );
+    AppState::new(hub)
+}
+
+async fn get(state: &AppState, path: &str, headers: &[(&str, &str)]) -> axum::response::Response {
+    let mut req = Request::get(path);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    app(state.clone())
+        .oneshot(req.body(Body::empty()).expect("request"))
+        .await
+        .expect("infallible")
+}
+
+async fn body(resp: axum::response::Response) -> Vec<u8> {
+    resp.into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes()
+        .to_vec()
+}
+
+fn content_type(resp: &axum::response::Response) -> String {
+    resp.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn snapshot_is_503_before_the_first_frame_then_the_latest_frame() {
+    let st = state();
+    let resp = get(&st, "/api/snapshot", &[]).await;
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let err: serde_json::Value = serde_json::from_slice(&body(resp).await).expect("json error");
+    assert_eq!(err["error"], "no_frame_yet");
+
+    st.hub
+        .publish(Frame::empty("testhost", 0, 10, 1000))
+        .expect("publish");
+    st.hub
+        .publish(Frame::empty("testhost", 0, 20, 1000))
+        .expect("publish");
+    let resp = get(&st, "/api/snapshot", &[]).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(content_type(&resp), "application/json");
+    let frame: Frame = serde_json::from_slice(&body(resp).await).expect("a frame");
+    assert_eq!(
+        (frame.seq, frame.t_ms, frame.host.as_str()),
+        (2, 20, "testhost")
+    );
+}
+
+#[tokio::test]
+async fn health_reports_down_then_up() {
+    let st = state();
+    let resp = get(&st, "/api/health", &[]).await;
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    st.hub
+        .publish(Frame::empty("testhost", 0, 10, 1000))
+        .expect("publish");
+    let resp = get(&st, "/api/health", &[]).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let h: serde_json::Value = serde_json::from_slice(&body(resp).await).expect("json");
+    assert_eq!(h["status"], "up");
+    assert_eq!(h["last_seq"], 1);
+    assert_eq!(h["protocol"], shared::PROTOCOL_VERSION);
+}
+
+#[tokio::test]
+async fn schema_is_served_and_compressed_on_request() {
+    let st = state();
+    let plain = get(&st, "/api/schema", &[]).await;
+    assert_eq!(plain.status(), StatusCode::OK);
+    let plain_len = body(plain).await.len();
+    let gz = get(&st, "/api/schema", &[("accept-encoding", "gzip")]).await;
+    assert_eq!(
+        gz.headers()
+            .get(header::CONTENT_ENCODING)
+            .map(|v| v.as_bytes()),
+        Some(&b"gzip"[..])
+    );
+    let gz_len = body(gz).await.len();
+    assert!(gz_len * 3 < plain_len, "gzip {gz_len} vs plain {plain_len}");
+}
+
+#[tokio::test]
+async fn unknown_paths_are_404() {
+    let st = state();
+    let resp = get(&st, "/api/nope", &[]).await;
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    let err: serde_json::Value = serde_json::from_slice(&body(resp).await).expect("json");
+    assert_eq!(err["error"], "not_found");
+    let resp = get(&st, "/no-such-file.js", &[]).await;
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_page_is_html_with_security_headers() {
+    let st = state();
+    let resp = get(&st, "/", &[]).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(
+        content_type(&resp).starts_with("text/html"),
+        "{}",
+        content_type(&resp)
+    );
+    let h = resp.headers();
+    assert_eq!(
+        h.get("x-frame-options").map(|v| v.as_bytes()),
+        Some(&b"DENY"[..])
+    );
+    assert_eq!(
+        h.get("referrer-policy").map(|v| v.as_bytes()),
+        Some(&b"no-referrer"[..])
+    );
+    let csp = h
+        .get(header::CONTENT_SECURITY_POLICY)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    assert!(csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"));
+    assert!(
+        h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none(),
+        "no CORS"
+    );
+}
+
+#[tokio::test]
+async fn bundle_files_have_their_content_types() {
+    if !vramio::assets::has_bundle() {
+        panic!("frontend/dist has no bundle: run `cargo xtask bundle` (cargo xtask test does)");
+    }
+    let st = state();
+    for (path, want) in [
+        ("/vramio_bg.wasm", "application/wasm"),
+        ("/vramio.js", "text/javascript"),
+        ("/style.css", "text/css"),
+    ] {
+        let resp = get(&st, path, &[]).await;
+        assert_eq!(resp.status(), StatusCode::OK, "{path}");
+        assert!(
+            content_type(&resp).starts_with(want),
+            "{path}: {}",
+            content_type(&resp)
+        );
+    }
+}

@@ -1,0 +1,357 @@
+//! The `/ws` protocol end to end: a real server on port 0, real tokio-tungstenite clients, frames
+//! published straight into the hub (no sampler), so every assertion is about the session.
+
+use futures_util::{SinkExt, StreamExt};
+use shared::{ErrorCode, Frame, Mount, MountKind, ServerMsg};
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
+use vramio::hub::{Hub, HubConfig};
+use vramio::routes::{AppState, app};
+
+type Client = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+struct Server {
+    addr: std::net::SocketAddr,
+    hub: Hub,
+    state: AppState,
+}
+
+async fn server(config: HubConfig) -> Server {
+    let hub = Hub::new("testhost", Duration::from_secs(1), config);
+    let state = AppState::new(hub.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind port 0");
+    let addr = listener.local_addr().expect("addr");
+    let router = app(state.clone());
+    tokio::spawn(async move {
+        axum::serve(listener, router).await.expect("serve");
+    });
+    Server { addr, hub, state }
+}
+
+fn default_config() -> HubConfig {
+    HubConfig::for_interval(Duration::from_secs(1))
+}
+
+fn frame(t: u64) -> Frame {
+    Frame::empty("testhost", 0, 1_700_000_000_000 + t, 1000)
+}
+
+/// A frame of roughly `kib` KiB, to fill socket buffers quickly.
+fn big_frame(t: u64, kib: usize) -> Frame {
+    let mut f = frame(t);
+    for i in 0..kib * 4 {
+        f.mounts.push(Mount {
+            mount_point: format!("/data/volume-{i:0>160}"),
+            device: "/dev/nvme0n1p1".into(),
+            fs_type: "ext4".into(),
+            kind: MountKind::LocalNvme,
+            total_bytes: shared::Bytes(1 << 40),
+            used_bytes: shared::Bytes(1 << 39),
+            available_bytes: shared::Bytes(1 << 39),
+            inodes_total: None,
+            inodes_used: None,
+            read_only: false,
+        });
+    }
+    f
+}
+
+async fn connect(addr: std::net::SocketAddr, query: &str) -> Client {
+    let (ws, _) = connect_async(format!("ws://{addr}/ws{query}"))
+        .await
+        .expect("websocket handshake");
+    ws
+}
+
+async fn next_msg(ws: &mut Client) -> ServerMsg {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .expect("a message within 10 s")
+            .expect("stream open")
+            .expect("valid websocket message");
+        match msg {
+            Message::Text(t) => {
+                return serde_json::from_str(t.as_str())
+                    .unwrap_or_else(|e| panic!("server sent invalid JSON ({e}): {t}"));
+            }
+            Message::Ping(_) | Message::Pong(_) => continue,
+            other => panic!("unexpected websocket message {other:?}"),
+        }
+    }
+}
+
+/// Reads messages until `want` frames (live or backfilled) have arrived; returns their seqs.
+async fn collect_frames(ws: &mut Client, want: usize) -> Vec<u64> {
+    let mut seqs = Vec::new();
+    while seqs.len() < want {
+        match next_msg(ws).await {
+            ServerMsg::Backfill { frames, .. } => seqs.extend(frames.iter().map(|f| f.seq)),
+            ServerMsg::Frame { frame } => seqs.push(frame.seq),
+            ServerMsg::HostStatus { .. } => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    seqs
+}
+
+async fn subscribe(ws: &mut Client, since: Option<u64>) {
+    let text = match since {
+        Some(s) => format!(r#"{{"type":"subscribe","since_seq":{s}}}"#),
+        None => r#"{"type":"subscribe"}"#.to_owned(),
+    };
+    ws.send(Message::text(text)).await.expect("send subscribe");
+}
+
+#[tokio::test]
+async fn hello_first_then_backfill_then_live_with_increasing_seq() {
+    let s = server(default_config()).await;
+    for t in 0..5 {
+        s.hub.publish(frame(t)).expect("publish");
+    }
+    let mut ws = connect(s.addr, "").await;
+    match next_msg(&mut ws).await {
+        ServerMsg::Hello {
+            protocol,
+            hosts,
+            interval_ms,
+            ..
+        } => {
+            assert_eq!(protocol, shared::PROTOCOL_VERSION);
+            assert_eq!(hosts, vec!["testhost".to_owned()]);
+            assert_eq!(interval_ms, 1000);
+        }
+        other => panic!("first message must be hello, got {other:?}"),
+    }
+    subscribe(&mut ws, None).await;
+    let backfilled = collect_frames(&mut ws, 5).await;
+    assert_eq!(backfilled, vec![1, 2, 3, 4, 5]);
+    for t in 5..8 {
+        s.hub.publish(frame(t)).expect("publish");
+    }
+    let live = collect_frames(&mut ws, 3).await;
+    assert_eq!(live, vec![6, 7, 8]);
+}
+
+#[tokio::test]
+async fn without_subscribe_the_server_backfills_everything_after_a_short_wait() {
+    let s = server(default_config()).await;
+    for t in 0..3 {
+        s.hub.publish(frame(t)).expect("publish");
+    }
+    let mut ws = connect(s.addr, "").await;
+    assert!(matches!(next_msg(&mut ws).await, ServerMsg::Hello { .. }));
+    assert_eq!(collect_frames(&mut ws, 3).await, vec![1, 2, 3]);
+}
+
+#[tokio::test]
+async fn reconnect_with_since_seq_gets_exactly_the_missed_frames() {
+    let s = server(default_config()).await;
+    s.hub.publish(frame(0)).expect("publish");
+    s.hub.publish(frame(1)).expect("publish");
+    let mut first = connect(s.addr, "").await;
+    assert!(matches!(
+        next_msg(&mut first).await,
+        ServerMsg::Hello { .. }
+    ));
+    subscribe(&mut first, None).await;
+    let seen = collect_frames(&mut first, 2).await;
+    let last_seen = *seen.last().expect("frames");
+    first.close(None).await.expect("close");
+    drop(first);
+
+    // Frames published while the client was away.
+    for t in 2..9 {
+        s.hub.publish(frame(t)).expect("publish");
+    }
+    let mut again = connect(s.addr, "").await;
+    assert!(matches!(
+        next_msg(&mut again).await,
+        ServerMsg::Hello { .. }
+    ));
+    subscribe(&mut again, Some(last_seen)).await;
+    let missed = collect_frames(&mut again, 7).await;
+    assert_eq!(missed, (3..=9).collect::<Vec<u64>>());
+    s.hub.publish(frame(9)).expect("publish");
+    assert_eq!(collect_frames(&mut again, 1).await, vec![10]);
+
+    // The same through the URL, as a browser reconnecting would.
+    let mut via_url = connect(s.addr, "?since_seq=8").await;
+    assert!(matches!(
+        next_msg(&mut via_url).await,
+        ServerMsg::Hello { .. }
+    ));
+    assert_eq!(collect_frames(&mut via_url, 2).await, vec![9, 10]);
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_lags_while_others_are_unaffected() {
+    let s = server(HubConfig {
+        history_frames: 50,
+        channel_capacity: 8,
+        first_seq: 1,
+    })
+    .await;
+    let mut slow = connect(s.addr, "").await;
+    assert!(matches!(next_msg(&mut slow).await, ServerMsg::Hello { .. }));
+    subscribe(&mut slow, None).await;
+    let mut fast = connect(s.addr, "").await;
+    assert!(matches!(next_msg(&mut fast).await, ServerMsg::Hello { .. }));
+    subscribe(&mut fast, None).await;
+    // Let both sessions finish their (empty) backfill.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    const FRAMES: u64 = 1500;
+    let reader = tokio::spawn(async move {
+        let mut seqs = Vec::new();
+        let mut lagged = 0;
+        while seqs.len() < FRAMES as usize {
+            match next_msg(&mut fast).await {
+                ServerMsg::Frame { frame } => seqs.push(frame.seq),
+                ServerMsg::Lagged { .. } => lagged += 1,
+                _ => {}
+            }
+        }
+        (seqs, lagged)
+    });
+    // ~30 MB in total: far more than the slow client's socket buffers can hold.
+    let template = big_frame(0, 20);
+    for t in 0..FRAMES {
+        let mut f = template.clone();
+        f.t_ms += t;
+        s.hub.publish(f).expect("publish");
+        if t % 4 == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    let (fast_seqs, fast_lagged) = tokio::time::timeout(Duration::from_secs(60), reader)
+        .await
+        .expect("the reading client keeps up")
+        .expect("reader task");
+    assert_eq!(fast_lagged, 0, "a reading client must not lag");
+    assert_eq!(fast_seqs, (1..=FRAMES).collect::<Vec<u64>>());
+    assert!(s.hub.history_len() <= 50, "history stays bounded");
+
+    // Now the slow client reads: it was told it lagged, and what it got is still in order.
+    let mut lagged_total = 0;
+    let mut got = Vec::new();
+    loop {
+        match next_msg(&mut slow).await {
+            ServerMsg::Frame { frame } => {
+                got.push(frame.seq);
+                if frame.seq == FRAMES {
+                    break;
+                }
+            }
+            ServerMsg::Lagged { skipped } => lagged_total += skipped,
+            _ => {}
+        }
+    }
+    assert!(lagged_total > 0, "the slow client must get `lagged`");
+    assert!(
+        got.windows(2).all(|w| w[0] < w[1]),
+        "seq strictly increases"
+    );
+    assert_eq!(
+        got.len() as u64 + lagged_total,
+        FRAMES,
+        "every frame is either sent or counted as skipped"
+    );
+}
+
+#[tokio::test]
+async fn bad_client_messages_get_errors_and_the_stream_goes_on() {
+    let s = server(default_config()).await;
+    let mut ws = connect(s.addr, "?since_seq=0").await;
+    assert!(matches!(next_msg(&mut ws).await, ServerMsg::Hello { .. }));
+    for bad in [
+        "not json",
+        r#"{"type":"reboot"}"#,
+        r#"{"type":"subscribe","since_seq":"yesterday"}"#,
+    ] {
+        ws.send(Message::text(bad)).await.expect("send");
+        loop {
+            match next_msg(&mut ws).await {
+                ServerMsg::Error { code, message } => {
+                    assert_eq!(code, ErrorCode::BadMessage);
+                    assert!(!message.is_empty());
+                    break;
+                }
+                ServerMsg::HostStatus { .. } => {}
+                other => panic!("expected error for {bad:?}, got {other:?}"),
+            }
+        }
+    }
+    ws.send(Message::binary(vec![1u8, 2, 3]))
+        .await
+        .expect("send");
+    assert!(matches!(
+        next_msg(&mut ws).await,
+        ServerMsg::Error {
+            code: ErrorCode::Unsupported,
+            ..
+        }
+    ));
+    ws.send(Message::text(
+        r#"{"type":"subscribe","hosts":["elsewhere"]}"#,
+    ))
+    .await
+    .expect("send");
+    assert!(matches!(
+        next_msg(&mut ws).await,
+        ServerMsg::Error {
+            code: ErrorCode::UnknownHost,
+            ..
+        }
+    ));
+    ws.send(Message::text(r#"{"type":"ping"}"#))
+        .await
+        .expect("send");
+    assert!(matches!(next_msg(&mut ws).await, ServerMsg::Pong));
+    s.hub.publish(frame(1)).expect("publish");
+    assert_eq!(collect_frames(&mut ws, 1).await, vec![1]);
+}
+
+async fn expect_close(ws: &mut Client) -> CloseCode {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .expect("close within 10 s");
+        match msg {
+            Some(Ok(Message::Close(Some(frame)))) => return frame.code,
+            Some(Ok(Message::Close(None))) | None => panic!("closed without a code"),
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => panic!("socket error before close: {e}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn oversized_client_messages_close_with_1009() {
+    let s = server(default_config()).await;
+    let mut ws = connect(s.addr, "?since_seq=0").await;
+    assert!(matches!(next_msg(&mut ws).await, ServerMsg::Hello { .. }));
+    let huge = format!(r#"{{"type":"ping","pad":"{}"}}"#, "x".repeat(20_000));
+    ws.send(Message::text(huge)).await.expect("send");
+    assert_eq!(expect_close(&mut ws).await, CloseCode::Size);
+
+    // Beyond the transport limit too.
+    let mut ws = connect(s.addr, "?since_seq=0").await;
+    assert!(matches!(next_msg(&mut ws).await, ServerMsg::Hello { .. }));
+    let _ = ws.send(Message::text("y".repeat(200_000))).await;
+    assert_eq!(expect_close(&mut ws).await, CloseCode::Size);
+}
+
+#[tokio::test]
+async fn shutdown_sends_a_close_frame() {
+    let s = server(default_config()).await;
+    let mut ws = connect(s.addr, "?since_seq=0").await;
+    assert!(matches!(next_msg(&mut ws).await, ServerMsg::Hello { .. }));
+    s.state.shutdown.cancel();
+    assert_eq!(expect_close(&mut ws).await, CloseCode::Away);
+}
