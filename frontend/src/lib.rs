@@ -1,1 +1,27 @@
-//! placeholder
+//! vramio's browser app (Leptos CSR, built to wasm32 by `cargo xtask` and served at the site root).
+//!
+//! Data flows one way: the feed hook ([`feed::use_live_feed`]) owns the WebSocket and hands each
+//! decoded `ServerMsg` to the [`store::Store`], the only writer, which keeps per host the latest frame
+//! and a bounded history; the views in [`views`] read it and render, with [`chart::Chart`] drawing
+//! the time series. Pure logic (dedup, series, geometry, formatting, backoff) is in plain functions
+//! tested natively with `cargo test -p frontend --lib`.
+
+pub mod app;
+pub mod chart;
+pub mod feed;
+pub mod format;
+pub mod model;
+pub mod series;
+pub mod store;
+pub mod views;
+
+pub use app::App;
+
+use wasm_bindgen::prelude::wasm_bindgen;
+
+/// Entry point run by the wasm-bindgen glue when the module loads.
+#[wasm_bindgen(start)]
+pub fn start() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(App);
+}

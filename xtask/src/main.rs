@@ -240,11 +240,6 @@ fn test(extra: &[String]) -> Result<()> {
         c.args(extra);
         status(c)
     })?;
-    step("frontend unit tests (native)", || {
-        let mut c = cargo();
-        c.args(["test", "--package", "frontend", "--lib", "--locked"]);
-        status(c)
-    })?;
     eprintln!(
         "xtask: all checks passed in {:.0} s",
         t0.elapsed().as_secs_f64()

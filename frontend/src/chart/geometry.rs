@@ -1,0 +1,273 @@
+//! Pure chart geometry: series in, SVG path strings, axis ticks and cursor readings out.
+//!
+//! The chart component (`chart.rs`) calls [`layout`] once per data update and [`readings`] on hover;
+//! nothing here knows what the numbers measure. Coordinates are in a fixed viewBox
+//! ([`VIEW_W`] x [`VIEW_H`]) that the SVG stretches to its box.
+
+use std::fmt::Write as _;
+
+/// ViewBox width; x positions are rounded to 0.1 of it, far below a pixel on any screen.
+pub const VIEW_W: f64 = 1000.0;
+/// ViewBox height.
+pub const VIEW_H: f64 = 200.0;
+
+/// One line on a chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    pub label: String,
+    /// Any CSS colour.
+    pub color: String,
+    /// `(t_ms, value)`, oldest first; `None` is a gap in the line.
+    pub points: Vec<(u64, Option<f64>)>,
+}
+
+/// Everything the component draws for one data update.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    /// Right edge of the time axis (the newest point), ms since the epoch.
+    pub t_end: u64,
+    /// Value at the top of the plot.
+    pub y_top: f64,
+    /// Tick values from 0 to `y_top`, bottom first.
+    pub y_ticks: Vec<f64>,
+    /// `(colour, d)` per series, in series order.
+    pub paths: Vec<(String, String)>,
+}
+
+/// A tick step of 1, 2, 2.5 or 5 times a power of ten such that four steps cover `max`.
+pub fn nice_top(max: f64) -> f64 {
+    if !max.is_finite() || max <= 0.0 {
+        return 1.0;
+    }
+    let raw = max / 4.0;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= raw * (1.0 - 1e-9))
+        .unwrap_or(10.0 * magnitude);
+    step * 4.0
+}
+
+/// Lays out `series` over the `window_ms` that ends at their newest point. `y_max` fixes the top
+/// (e.g. 100 for percentages); otherwise it is a [`nice_top`] of the largest value. Consecutive
+/// points further apart than `max_gap_ms` are not joined.
+pub fn layout(series: &[Series], window_ms: u64, y_max: Option<f64>, max_gap_ms: u64) -> Layout {
+    let t_end = series
+        .iter()
+        .filter_map(|s| s.points.last().map(|p| p.0))
+        .max()
+        .unwrap_or(0);
+    let t_start = t_end.saturating_sub(window_ms);
+    fn visible(s: &Series, t_start: u64) -> &[(u64, Option<f64>)] {
+        let from = s.points.partition_point(|p| p.0 < t_start);
+        &s.points[from..]
+    }
+    let y_top = y_max.unwrap_or_else(|| {
+        let max = series
+            .iter()
+            .flat_map(|s| visible(s, t_start).iter().filter_map(|p| p.1))
+            .fold(0.0, f64::max);
+        nice_top(max)
+    });
+    let y_ticks = (0..=4).map(|i| y_top * f64::from(i) / 4.0).collect();
+    let window = window_ms.max(1) as f64;
+    let x_of = |t: u64| (t.saturating_sub(t_start)) as f64 / window * VIEW_W;
+    let y_of = |v: f64| VIEW_H - (v / y_top).clamp(0.0, 1.02) * VIEW_H;
+    let paths = series
+        .iter()
+        .map(|s| {
+            let d = path_d(visible(s, t_start), max_gap_ms, x_of, y_of);
+            (s.color.clone(), d)
+        })
+        .collect();
+    Layout {
+        t_end,
+        y_top,
+        y_ticks,
+        paths,
+    }
+}
+
+/// One SVG path for a run of points: `M` starts each stretch, `L` continues it; a lone point gets a
+/// tiny segment so a round line cap shows it as a dot.
+pub fn path_d(
+    points: &[(u64, Option<f64>)],
+    max_gap_ms: u64,
+    x_of: impl Fn(u64) -> f64,
+    y_of: impl Fn(f64) -> f64,
+) -> String {
+    let mut d = String::with_capacity(points.len() * 14);
+    let mut prev_t: Option<u64> = None;
+    let mut run = 0usize;
+    for &(t, v) in points {
+        let Some(v) = v else {
+            if run == 1 {
+                d.push_str("h0.1");
+            }
+            prev_t = None;
+            run = 0;
+            continue;
+        };
+        let joined = prev_t.is_some_and(|p| t.saturating_sub(p) <= max_gap_ms);
+        if !joined && run == 1 {
+            d.push_str("h0.1");
+        }
+        let cmd = if joined { 'L' } else { 'M' };
+        // Writing to a String cannot fail.
+        let _ = write!(d, "{cmd}{:.1} {:.1}", x_of(t), y_of(v));
+        run = if joined { run + 1 } else { 1 };
+        prev_t = Some(t);
+    }
+    if run == 1 {
+        d.push_str("h0.1");
+    }
+    d
+}
+
+/// The value of each series at time `t`: its nearest point within `max_dist_ms`, or `None`.
+pub fn readings(series: &[Series], t: u64, max_dist_ms: u64) -> Vec<Option<f64>> {
+    series
+        .iter()
+        .map(|s| nearest(&s.points, t, max_dist_ms).and_then(|i| s.points[i].1))
+        .collect()
+}
+
+/// The newest value of each series (`None` when the newest point is a gap: missing now).
+pub fn latest_values(series: &[Series]) -> Vec<Option<f64>> {
+    series
+        .iter()
+        .map(|s| s.points.last().and_then(|p| p.1))
+        .collect()
+}
+
+/// Labels under the time axis at 0, 1/3, 2/3 and all of the window, oldest first.
+pub fn x_labels(window_ms: u64) -> Vec<String> {
+    (0..=3u64).rev().map(|k| ago(window_ms * k / 3)).collect()
+}
+
+/// `now`, `-13 s`, `-5 min`, `-2 min 13 s`: how long before the newest point.
+pub fn ago(ms: u64) -> String {
+    let s = ms / 1000;
+    match (s / 60, s % 60) {
+        (0, 0) => "now".to_owned(),
+        (0, sec) => format!("-{sec} s"),
+        (min, 0) => format!("-{min} min"),
+        (min, sec) => format!("-{min} min {sec} s"),
+    }
+}
+
+/// Index of the point nearest to `t` (binary search), if within `max_dist_ms`.
+pub fn nearest(points: &[(u64, Option<f64>)], t: u64, max_dist_ms: u64) -> Option<usize> {
+    let i = points.partition_point(|p| p.0 < t);
+    let candidates = [i.checked_sub(1), (i < points.len()).then_some(i)];
+    candidates
+        .into_iter()
+        .flatten()
+        .min_by_key(|&j| points[j].0.abs_diff(t))
+        .filter(|&j| points[j].0.abs_diff(t) <= max_dist_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(points: Vec<(u64, Option<f64>)>) -> Series {
+        Series {
+            label: "s".into(),
+            color: "red".into(),
+            points,
+        }
+    }
+
+    #[test]
+    fn nice_tops_are_round() {
+        assert_eq!(nice_top(97.0), 100.0);
+        assert_eq!(nice_top(13.2), 20.0);
+        assert_eq!(nice_top(0.3), 0.4);
+        assert_eq!(nice_top(40.0), 40.0);
+        assert_eq!(nice_top(0.0), 1.0);
+        assert_eq!(nice_top(f64::NAN), 1.0);
+    }
+
+    #[test]
+    fn gaps_break_the_line() {
+        let pts = vec![
+            (0, Some(0.0)),
+            (1000, Some(50.0)),
+            (2000, None),
+            (3000, Some(100.0)),
+            (4000, Some(100.0)),
+            (60_000, Some(0.0)),
+        ];
+        let d = path_d(&pts, 5000, |t| t as f64 / 1000.0, |v| 100.0 - v);
+        assert_eq!(d, "M0.0 100.0L1.0 50.0M3.0 0.0L4.0 0.0M60.0 100.0h0.1");
+    }
+
+    #[test]
+    fn a_lone_point_is_a_dot() {
+        let d = path_d(&[(0, Some(1.0)), (1, None)], 10, |t| t as f64, |v| v);
+        assert_eq!(d, "M0.0 1.0h0.1");
+        assert_eq!(path_d(&[], 10, |t| t as f64, |v| v), "");
+    }
+
+    #[test]
+    fn layout_spans_the_window_ending_at_the_newest_point() {
+        let s = series(vec![
+            (0, Some(5.0)),
+            (500_000, Some(10.0)),
+            (1_000_000, Some(20.0)),
+        ]);
+        let l = layout(&[s], 600_000, None, 1_000_000);
+        assert_eq!(l.t_end, 1_000_000);
+        // The point at t = 0 is outside the window and does not count toward the top.
+        assert_eq!(l.y_top, 20.0);
+        assert_eq!(l.y_ticks, vec![0.0, 5.0, 10.0, 15.0, 20.0]);
+        assert_eq!(l.paths[0].1, "M166.7 100.0L1000.0 0.0");
+        let fixed = layout(&[], 600_000, Some(100.0), 1);
+        assert_eq!(fixed.y_top, 100.0);
+        assert!(fixed.paths.is_empty());
+    }
+
+    #[test]
+    fn sixteen_series_of_nine_hundred_points_build_quickly() {
+        let all: Vec<Series> = (0..16)
+            .map(|k| {
+                series(
+                    (0..900u64)
+                        .map(|i| (i * 1000, Some((i + k) as f64 % 100.0)))
+                        .collect(),
+                )
+            })
+            .collect();
+        let start = std::time::Instant::now();
+        let l = layout(&all, 900_000, Some(100.0), 5000);
+        assert_eq!(l.paths.len(), 16);
+        assert!(l.paths.iter().all(|(_, d)| d.matches('L').count() == 899));
+        // Generous bound for a debug build on a busy machine; release wasm is far faster.
+        assert!(start.elapsed() < std::time::Duration::from_millis(200));
+    }
+
+    #[test]
+    fn readings_take_the_nearest_point() {
+        let s = vec![
+            series(vec![(0, Some(1.0)), (1000, Some(2.0)), (2000, None)]),
+            series(vec![(10_000, Some(9.0))]),
+        ];
+        assert_eq!(readings(&s, 600, 1500), vec![Some(2.0), None]);
+        assert_eq!(readings(&s, 1900, 1500), vec![None, None]);
+        assert_eq!(readings(&s, 9000, 1500), vec![None, Some(9.0)]);
+        assert_eq!(nearest(&[], 5, 5), None);
+        assert_eq!(latest_values(&s), vec![None, Some(9.0)]);
+    }
+
+    #[test]
+    fn time_labels_count_back_from_now() {
+        assert_eq!(
+            x_labels(900_000),
+            vec!["-15 min", "-10 min", "-5 min", "now"]
+        );
+        assert_eq!(ago(133_000), "-2 min 13 s");
+        assert_eq!(ago(13_400), "-13 s");
+    }
+}

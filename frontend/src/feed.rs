@@ -1,0 +1,175 @@
+//! `use_live_feed()`: the one owner of the page's WebSocket to `/ws`.
+//!
+//! Connects, subscribes (resuming from the store's last seq after a reconnect), decodes each
+//! `ServerMsg` and hands it to the store, pings a silent connection and reconnects with exponential
+//! backoff. Its state is an enum signal for the connection badge. The socket glue lives in
+//! `feed/socket.rs`; the decisions it takes are the pure functions here.
+
+mod socket;
+
+use leptos::prelude::*;
+use shared::{ClientMsg, PROTOCOL_VERSION};
+
+/// Where the connection stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConnState {
+    /// The first connection attempt is under way.
+    Connecting,
+    Open,
+    /// Lost; the next attempt (`attempt`, from 1) starts in `in_ms`.
+    Reconnecting {
+        attempt: u32,
+        in_ms: u32,
+    },
+    /// Given up for good (e.g. the server speaks another protocol); reload to retry.
+    Closed {
+        reason: String,
+    },
+}
+
+impl ConnState {
+    /// The `data-state` value browser tests look for.
+    pub fn as_attr(&self) -> &'static str {
+        match self {
+            ConnState::Connecting => "connecting",
+            ConnState::Open => "open",
+            ConnState::Reconnecting { .. } => "reconnecting",
+            ConnState::Closed { .. } => "closed",
+        }
+    }
+}
+
+/// First retry delay.
+pub const BACKOFF_START_MS: u32 = 500;
+/// Retry delays double up to this, so a server back after an outage is found within 10 s.
+pub const BACKOFF_MAX_MS: u32 = 10_000;
+
+/// Delay before reconnect attempt `attempt` (1-based): 0.5 s, 1 s, 2 s, ... capped at 10 s.
+pub fn backoff_ms(attempt: u32) -> u32 {
+    let doublings = attempt.saturating_sub(1).min(31);
+    BACKOFF_START_MS
+        .saturating_mul(1u32 << doublings)
+        .min(BACKOFF_MAX_MS)
+}
+
+/// `ws://host/ws`, or `wss://` when the page came over https.
+pub fn ws_url(page_protocol: &str, host: &str) -> String {
+    let scheme = if page_protocol == "https:" {
+        "wss"
+    } else {
+        "ws"
+    };
+    format!("{scheme}://{host}/ws")
+}
+
+/// The first message on a connection: everything held on first connect, the frames after
+/// `since_seq` on a reconnect.
+pub fn subscribe_msg(since_seq: Option<u64>) -> String {
+    let msg = ClientMsg::Subscribe {
+        hosts: None,
+        since_seq,
+    };
+    serde_json::to_string(&msg).unwrap_or_else(|_| r#"{"type":"subscribe"}"#.to_owned())
+}
+
+/// The reply to a `hello` whose protocol this page does not speak.
+pub fn protocol_mismatch(server_protocol: u32) -> Option<String> {
+    (server_protocol != PROTOCOL_VERSION).then(|| {
+        format!(
+            "The server speaks protocol {server_protocol}, this page speaks {PROTOCOL_VERSION}: \
+             reload the page."
+        )
+    })
+}
+
+/// How often the watchdog looks at an open connection.
+pub const WATCHDOG_EVERY_MS: u32 = 5_000;
+/// Silence after which the watchdog pings (frames normally arrive every interval).
+pub const PING_AFTER_MS: f64 = 5_000.0;
+/// Silence (pings unanswered) after which the connection is taken as dead and replaced.
+pub const DEAD_AFTER_MS: f64 = 15_000.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Watch {
+    Fine,
+    Ping,
+    Reconnect,
+}
+
+/// What to do with an open connection that last heard from the server `silent_ms` ago.
+pub fn watchdog(silent_ms: f64) -> Watch {
+    if silent_ms >= DEAD_AFTER_MS {
+        Watch::Reconnect
+    } else if silent_ms >= PING_AFTER_MS {
+        Watch::Ping
+    } else {
+        Watch::Fine
+    }
+}
+
+/// Starts the live feed into the store in context and returns its connection state.
+/// Call once, from `App`.
+pub fn use_live_feed() -> ReadSignal<ConnState> {
+    let store = crate::store::use_store();
+    let state = RwSignal::new(ConnState::Connecting);
+    socket::start(store, state);
+    state.read_only()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_half_a_second_to_ten() {
+        let delays: Vec<u32> = (1..=8).map(backoff_ms).collect();
+        assert_eq!(
+            delays,
+            vec![500, 1000, 2000, 4000, 8000, 10_000, 10_000, 10_000]
+        );
+        assert_eq!(backoff_ms(0), 500);
+        assert_eq!(backoff_ms(u32::MAX), 10_000);
+    }
+
+    #[test]
+    fn url_follows_the_page_scheme() {
+        assert_eq!(ws_url("http:", "127.0.0.1:7575"), "ws://127.0.0.1:7575/ws");
+        assert_eq!(ws_url("https:", "example.org"), "wss://example.org/ws");
+    }
+
+    #[test]
+    fn subscribe_resumes_from_the_last_seq() {
+        assert_eq!(subscribe_msg(None), r#"{"type":"subscribe"}"#);
+        assert_eq!(
+            subscribe_msg(Some(41)),
+            r#"{"type":"subscribe","since_seq":41}"#
+        );
+    }
+
+    #[test]
+    fn states_map_to_test_attributes() {
+        assert_eq!(ConnState::Connecting.as_attr(), "connecting");
+        assert_eq!(ConnState::Open.as_attr(), "open");
+        let r = ConnState::Reconnecting {
+            attempt: 2,
+            in_ms: 1000,
+        };
+        assert_eq!(r.as_attr(), "reconnecting");
+        let c = ConnState::Closed { reason: "x".into() };
+        assert_eq!(c.as_attr(), "closed");
+    }
+
+    #[test]
+    fn protocol_mismatch_is_explained() {
+        assert_eq!(protocol_mismatch(PROTOCOL_VERSION), None);
+        let msg = protocol_mismatch(PROTOCOL_VERSION + 1).unwrap_or_default();
+        assert!(msg.contains("reload"));
+    }
+
+    #[test]
+    fn watchdog_pings_then_gives_up() {
+        assert_eq!(watchdog(1000.0), Watch::Fine);
+        assert_eq!(watchdog(6000.0), Watch::Ping);
+        assert_eq!(watchdog(16_000.0), Watch::Reconnect);
+    }
+}

@@ -1,0 +1,339 @@
+//! Plain per-host state behind the store: the latest frame, a bounded history of chart samples, and
+//! the rule that decides whether an incoming frame is new, a duplicate or from a restarted server.
+//!
+//! No signals here; `store.rs` wraps [`Hosts`] in one and is its only writer. Tested natively.
+
+use shared::window::Ring;
+use shared::{Frame, HostState};
+use std::collections::BTreeMap;
+use std::ops::Deref;
+use std::sync::Arc;
+
+/// How far back the charts reach (DESIGN section 1: "live", the last 15 minutes).
+pub const CHART_WINDOW_MS: u64 = 15 * 60 * 1000;
+
+/// Upper bound on samples kept per host, so a 100 ms interval cannot grow memory past 3600 samples
+/// (it then covers 6 minutes instead of 15).
+pub const MAX_HISTORY: usize = 3600;
+
+/// Samples needed to cover [`CHART_WINDOW_MS`] at `interval_ms`, capped at [`MAX_HISTORY`].
+pub fn history_capacity(interval_ms: u64) -> usize {
+    let samples = CHART_WINDOW_MS.div_ceil(interval_ms.max(1));
+    usize::try_from(samples).map_or(MAX_HISTORY, |n| n.clamp(1, MAX_HISTORY))
+}
+
+/// A shared frame that compares by identity: memos holding it notice a new frame without
+/// comparing every field of the old one.
+#[derive(Clone, Debug)]
+pub struct FrameRef(pub Arc<Frame>);
+
+impl PartialEq for FrameRef {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Deref for FrameRef {
+    type Target = Frame;
+    fn deref(&self) -> &Frame {
+        &self.0
+    }
+}
+
+/// The few numbers of one frame the charts draw, so 15 minutes of history stay small.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub seq: u64,
+    pub t_ms: u64,
+    pub gpus: Vec<GpuSample>,
+    pub disks: Vec<DiskSample>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuSample {
+    pub index: u32,
+    pub mem_pct: Option<f64>,
+    pub util_pct: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskSample {
+    pub name: String,
+    pub read_mib_s: Option<f64>,
+    pub write_mib_s: Option<f64>,
+    pub util_pct: Option<f64>,
+}
+
+impl Sample {
+    pub fn of(frame: &Frame) -> Self {
+        Sample {
+            seq: frame.seq,
+            t_ms: frame.t_ms,
+            gpus: frame
+                .gpus
+                .iter()
+                .map(|g| GpuSample {
+                    index: g.index,
+                    mem_pct: g.memory.and_then(|m| m.used_pct()).map(|p| p.0),
+                    util_pct: g.utilization_gpu_pct.map(|p| p.0),
+                })
+                .collect(),
+            disks: frame
+                .block_devices
+                .iter()
+                .map(|d| DiskSample {
+                    name: d.name.clone(),
+                    read_mib_s: d.read_bytes_per_sec.map(|r| r.as_mib_per_sec()),
+                    write_mib_s: d.write_bytes_per_sec.map(|r| r.as_mib_per_sec()),
+                    util_pct: d.util_pct.map(|p| p.0),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What happened to a frame handed to [`HostData::push`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accepted {
+    New,
+    /// Already held (a backfill overlapping what we have): ignored.
+    Duplicate,
+    /// A lower seq with a later time: the host's vramio restarted and counts from the start again.
+    /// History was cleared and the frame kept.
+    Restarted,
+}
+
+/// Liveness of a host as the last `host_status` said.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostStatus {
+    pub state: HostState,
+    pub last_seen_ms: Option<u64>,
+    pub error: Option<String>,
+}
+
+/// Everything the page holds for one host.
+#[derive(Clone, Debug)]
+pub struct HostData {
+    latest: Option<FrameRef>,
+    history: Ring<Sample>,
+    /// Browser clock (ms since the epoch) when `latest` arrived; ages use it, not the host's clock.
+    received_at_ms: Option<f64>,
+    status: Option<HostStatus>,
+}
+
+impl HostData {
+    pub fn new(interval_ms: u64) -> Self {
+        HostData {
+            latest: None,
+            history: Ring::new(history_capacity(interval_ms)),
+            received_at_ms: None,
+            status: None,
+        }
+    }
+
+    pub fn latest(&self) -> Option<&FrameRef> {
+        self.latest.as_ref()
+    }
+    pub fn last_seq(&self) -> Option<u64> {
+        self.latest.as_ref().map(|f| f.seq)
+    }
+    pub fn history(&self) -> &Ring<Sample> {
+        &self.history
+    }
+    pub fn received_at_ms(&self) -> Option<f64> {
+        self.received_at_ms
+    }
+    pub fn status(&self) -> Option<&HostStatus> {
+        self.status.as_ref()
+    }
+    pub fn set_status(&mut self, status: HostStatus) {
+        self.status = Some(status);
+    }
+
+    /// Takes `frame` unless its seq was already seen. `now_ms` is the browser's clock.
+    pub fn push(&mut self, frame: Frame, now_ms: f64) -> Accepted {
+        let mut outcome = Accepted::New;
+        if let Some(last) = &self.latest
+            && frame.seq <= last.seq
+        {
+            // Overlapping backfill frames are older than what we hold; a restarted server sends
+            // low seqs with newer times.
+            if frame.t_ms <= last.t_ms {
+                return Accepted::Duplicate;
+            }
+            self.history.clear();
+            outcome = Accepted::Restarted;
+        }
+        let capacity = history_capacity(frame.interval_ms);
+        if capacity != self.history.capacity() {
+            let mut resized = Ring::new(capacity);
+            for s in self.history.iter() {
+                resized.push(s.clone());
+            }
+            self.history = resized;
+        }
+        self.history.push(Sample::of(&frame));
+        self.latest = Some(FrameRef(Arc::new(frame)));
+        self.received_at_ms = Some(now_ms);
+        outcome
+    }
+}
+
+/// All hosts the page knows, by name.
+#[derive(Clone, Debug, Default)]
+pub struct Hosts {
+    hosts: BTreeMap<String, HostData>,
+}
+
+impl Hosts {
+    /// Makes `host` known (from `hello`) before its first frame arrives.
+    pub fn ensure(&mut self, host: &str, interval_ms: u64) -> &mut HostData {
+        self.hosts
+            .entry(host.to_owned())
+            .or_insert_with(|| HostData::new(interval_ms))
+    }
+
+    pub fn push(&mut self, frame: Frame, now_ms: f64) -> Accepted {
+        let interval_ms = frame.interval_ms;
+        let host = frame.host.clone();
+        self.ensure(&host, interval_ms).push(frame, now_ms)
+    }
+
+    pub fn get(&self, host: &str) -> Option<&HostData> {
+        self.hosts.get(host)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.hosts.keys().cloned().collect()
+    }
+
+    /// The seq to resume from after a reconnect: the smallest last seq over hosts that have frames,
+    /// so no host misses one (the overlap for the others is dropped as duplicates).
+    pub fn resume_seq(&self) -> Option<u64> {
+        self.hosts.values().filter_map(HostData::last_seq).min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::units::{Bytes, BytesPerSec, Percent};
+    use shared::{BlockDevice, Gpu, GpuMemory, GpuState};
+
+    fn frame(host: &str, seq: u64, t_ms: u64) -> Frame {
+        Frame::empty(host, seq, t_ms, 1000)
+    }
+
+    #[test]
+    fn capacity_covers_fifteen_minutes_capped() {
+        assert_eq!(history_capacity(1000), 900);
+        assert_eq!(history_capacity(2000), 450);
+        assert_eq!(history_capacity(100), MAX_HISTORY);
+        assert_eq!(history_capacity(0), MAX_HISTORY);
+        assert_eq!(history_capacity(3_600_000), 1);
+    }
+
+    #[test]
+    fn dedups_by_seq_across_overlapping_backfills() {
+        let mut h = Hosts::default();
+        for seq in 1..=5 {
+            assert_eq!(h.push(frame("a", seq, seq * 1000), 0.0), Accepted::New);
+        }
+        // A backfill after reconnect overlaps 4..=5 and adds 6..=7.
+        let outcomes: Vec<_> = (4..=7)
+            .map(|seq| h.push(frame("a", seq, seq * 1000), 0.0))
+            .collect();
+        assert_eq!(
+            outcomes,
+            vec![
+                Accepted::Duplicate,
+                Accepted::Duplicate,
+                Accepted::New,
+                Accepted::New
+            ]
+        );
+        let data = h.get("a").map(HostData::history);
+        let seqs: Vec<u64> = data
+            .into_iter()
+            .flat_map(|r| r.iter().map(|s| s.seq))
+            .collect();
+        assert_eq!(seqs, vec![1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(h.get("a").and_then(HostData::last_seq), Some(7));
+    }
+
+    #[test]
+    fn a_restarted_host_starts_over() {
+        let mut h = Hosts::default();
+        h.push(frame("a", 100, 100_000), 0.0);
+        assert_eq!(h.push(frame("a", 1, 200_000), 0.0), Accepted::Restarted);
+        let len = h.get("a").map(|d| d.history().len());
+        assert_eq!(len, Some(1));
+        assert_eq!(h.push(frame("a", 2, 201_000), 0.0), Accepted::New);
+    }
+
+    #[test]
+    fn history_is_bounded() {
+        let mut h = Hosts::default();
+        for seq in 1..=1000 {
+            h.push(frame("a", seq, seq * 1000), 0.0);
+        }
+        let ring = h.get("a").map(HostData::history);
+        assert_eq!(ring.map(Ring::len), Some(900));
+        assert_eq!(ring.and_then(Ring::first).map(|s| s.seq), Some(101));
+    }
+
+    #[test]
+    fn resume_seq_is_the_smallest_held() {
+        let mut h = Hosts::default();
+        h.ensure("idle", 1000);
+        assert_eq!(h.resume_seq(), None);
+        h.push(frame("a", 40, 1), 0.0);
+        h.push(frame("b", 7, 1), 0.0);
+        assert_eq!(h.resume_seq(), Some(7));
+        assert_eq!(h.names(), vec!["a", "b", "idle"]);
+    }
+
+    #[test]
+    fn samples_keep_absent_values_absent() {
+        let mut f = frame("a", 1, 1);
+        f.gpus.push(Gpu {
+            index: 0,
+            uuid: "GPU-0".into(),
+            name: "H100".into(),
+            state: GpuState::Ok,
+            memory: Some(GpuMemory {
+                total_bytes: Bytes(1000),
+                used_bytes: Bytes(250),
+                reserved_bytes: Bytes(0),
+                free_bytes: Bytes(750),
+            }),
+            utilization_gpu_pct: Some(Percent(97.0)),
+            utilization_memory_pct: None,
+            temperature_c: None,
+            power_w: None,
+            power_limit_w: None,
+            processes: None,
+        });
+        f.block_devices.push(BlockDevice {
+            name: "vda".into(),
+            rotational: None,
+            partitions: vec![],
+            read_bytes_total: Bytes(0),
+            write_bytes_total: Bytes(0),
+            read_bytes_per_sec: Some(BytesPerSec(2.0 * 1024.0 * 1024.0)),
+            write_bytes_per_sec: None,
+            read_iops: None,
+            write_iops: None,
+            util_pct: None,
+            r_await_ms: None,
+            w_await_ms: None,
+            avg_queue_size: None,
+        });
+        let s = Sample::of(&f);
+        assert_eq!(s.gpus[0].mem_pct, Some(25.0));
+        assert_eq!(s.gpus[0].util_pct, Some(97.0));
+        assert_eq!(s.disks[0].read_mib_s, Some(2.0));
+        assert_eq!(s.disks[0].write_mib_s, None);
+        assert_eq!(s.disks[0].util_pct, None);
+    }
+}

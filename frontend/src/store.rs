@@ -1,0 +1,330 @@
+//! The store: the page's only writer of live data, provided to every view by context.
+//!
+//! The feed hook (`feed.rs`) hands it decoded `ServerMsg`s through [`Store::apply`]; views read the
+//! memos and read-only signals it exposes. Per host it keeps the latest frame and a bounded history of
+//! chart samples ([`crate::model::Hosts`]), deduplicated by seq.
+
+use crate::model::{Accepted, FrameRef, HostStatus, Hosts, Sample};
+use leptos::prelude::*;
+use shared::window::Ring;
+use shared::{ErrorCode, PROTOCOL_VERSION, ServerMsg};
+
+/// What `hello` said about the server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerInfo {
+    pub protocol: u32,
+    pub version: String,
+    pub hosts: Vec<String>,
+    pub interval_ms: u64,
+}
+
+impl ServerInfo {
+    /// Whether this page understands the server's messages.
+    pub fn compatible(&self) -> bool {
+        self.protocol == PROTOCOL_VERSION
+    }
+}
+
+/// Something the user should know about the stream itself (not about a host's data).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Notice {
+    /// The page fell behind and the server skipped frames (summed while shown).
+    Lagged { skipped: u64 },
+    /// The server refused one of our messages.
+    Server { code: ErrorCode, message: String },
+    /// A server message this page could not decode.
+    Decode(String),
+}
+
+/// Notices kept at once; older ones drop off.
+const MAX_NOTICES: usize = 4;
+
+/// Adds `notice`, folding a new `Lagged` into a shown one and keeping at most [`MAX_NOTICES`].
+pub fn add_notice(notices: &mut Vec<Notice>, notice: Notice) {
+    if let Notice::Lagged { skipped } = notice
+        && let Some(Notice::Lagged { skipped: shown }) = notices
+            .iter_mut()
+            .find(|n| matches!(n, Notice::Lagged { .. }))
+    {
+        *shown = shown.saturating_add(skipped);
+        return;
+    }
+    notices.push(notice);
+    if notices.len() > MAX_NOTICES {
+        notices.remove(0);
+    }
+}
+
+/// Frames further apart than this many intervals are drawn with a gap between them.
+pub fn max_gap_ms(interval_ms: u64) -> u64 {
+    interval_ms.max(1).saturating_mul(3)
+}
+
+/// Cheap to copy: every field is an arena handle.
+#[derive(Clone, Copy)]
+pub struct Store {
+    hosts: RwSignal<Hosts>,
+    server: RwSignal<Option<ServerInfo>>,
+    notices: RwSignal<Vec<Notice>>,
+    selected: RwSignal<Option<String>>,
+    /// Every host known, by name.
+    pub host_names: Memo<Vec<String>>,
+    /// The host the page shows: the selected one, else the first.
+    pub current_host: Memo<Option<String>>,
+    /// The current host's newest frame.
+    pub latest: Memo<Option<FrameRef>>,
+    /// Browser time (ms since the epoch) when that frame arrived.
+    pub received_at_ms: Memo<Option<f64>>,
+    /// The current host's last `host_status`.
+    pub host_status: Memo<Option<HostStatus>>,
+    /// The sampling interval in force (newest frame, else `hello`, else 1 s).
+    pub interval_ms: Memo<u64>,
+}
+
+impl Store {
+    pub fn new() -> Self {
+        let hosts = RwSignal::new(Hosts::default());
+        let server = RwSignal::new(None::<ServerInfo>);
+        let selected = RwSignal::new(None::<String>);
+        let host_names = Memo::new(move |_| hosts.with(Hosts::names));
+        let current_host = Memo::new(move |_| {
+            let names = host_names.get();
+            selected
+                .get()
+                .filter(|s| names.contains(s))
+                .or_else(|| names.into_iter().next())
+        });
+        let latest = Memo::new(move |_| {
+            current_host.with(|c| {
+                c.as_ref()
+                    .and_then(|c| hosts.with(|h| h.get(c).and_then(|d| d.latest().cloned())))
+            })
+        });
+        let received_at_ms = Memo::new(move |_| {
+            current_host.with(|c| {
+                c.as_ref()
+                    .and_then(|c| hosts.with(|h| h.get(c).and_then(|d| d.received_at_ms())))
+            })
+        });
+        let host_status = Memo::new(move |_| {
+            current_host.with(|c| {
+                c.as_ref()
+                    .and_then(|c| hosts.with(|h| h.get(c).and_then(|d| d.status().cloned())))
+            })
+        });
+        let interval_ms = Memo::new(move |_| {
+            latest
+                .with(|f| f.as_ref().map(|f| f.interval_ms))
+                .or_else(|| server.with(|s| s.as_ref().map(|s| s.interval_ms)))
+                .unwrap_or(1000)
+        });
+        Store {
+            hosts,
+            server,
+            notices: RwSignal::new(Vec::new()),
+            selected,
+            host_names,
+            current_host,
+            latest,
+            received_at_ms,
+            host_status,
+            interval_ms,
+        }
+    }
+
+    /// What `hello` said, if it came.
+    pub fn server(&self) -> ReadSignal<Option<ServerInfo>> {
+        self.server.read_only()
+    }
+
+    pub fn notices(&self) -> ReadSignal<Vec<Notice>> {
+        self.notices.read_only()
+    }
+
+    /// Runs `f` on the current host's sample history (tracked: re-runs when a frame arrives).
+    pub fn with_history<R>(&self, f: impl FnOnce(&Ring<Sample>) -> R) -> Option<R> {
+        let host = self.current_host.get()?;
+        self.hosts.with(|h| h.get(&host).map(|d| f(d.history())))
+    }
+
+    /// The seq to send in `subscribe` after a reconnect (not tracked).
+    pub fn resume_seq(&self) -> Option<u64> {
+        self.hosts.with_untracked(Hosts::resume_seq)
+    }
+
+    /// Takes one server message. `now_ms` is the browser clock.
+    pub fn apply(&self, msg: ServerMsg, now_ms: f64) {
+        match msg {
+            ServerMsg::Hello {
+                protocol,
+                version,
+                hosts,
+                interval_ms,
+            } => {
+                self.hosts.update(|h| {
+                    for host in &hosts {
+                        h.ensure(host, interval_ms);
+                    }
+                });
+                self.server.set(Some(ServerInfo {
+                    protocol,
+                    version,
+                    hosts,
+                    interval_ms,
+                }));
+            }
+            ServerMsg::Backfill { host, frames } => self.hosts.update(|h| {
+                let interval = frames.first().map_or(1000, |f| f.interval_ms);
+                h.ensure(&host, interval);
+                for frame in frames {
+                    h.push(frame, now_ms);
+                }
+            }),
+            ServerMsg::Frame { frame } => {
+                // Only a frame that changes something notifies the views.
+                self.hosts
+                    .maybe_update(|h| h.push(*frame, now_ms) != Accepted::Duplicate);
+            }
+            ServerMsg::HostStatus {
+                host,
+                state,
+                last_seen_ms,
+                error,
+            } => self.hosts.update(|h| {
+                let interval = self
+                    .server
+                    .with_untracked(|s| s.as_ref().map_or(1000, |s| s.interval_ms));
+                h.ensure(&host, interval).set_status(HostStatus {
+                    state,
+                    last_seen_ms,
+                    error,
+                });
+            }),
+            ServerMsg::Lagged { skipped } => self.notice(Notice::Lagged { skipped }),
+            ServerMsg::Error { code, message } => self.notice(Notice::Server { code, message }),
+            ServerMsg::Pong => {}
+        }
+    }
+
+    /// Records a message that could not be decoded.
+    pub fn decode_error(&self, message: String) {
+        self.notice(Notice::Decode(message));
+    }
+
+    fn notice(&self, notice: Notice) {
+        self.notices.update(|n| add_notice(n, notice));
+    }
+
+    /// Removes the notice at `i` (the user closed it).
+    pub fn dismiss(&self, i: usize) {
+        self.notices.update(|n| {
+            if i < n.len() {
+                n.remove(i);
+            }
+        });
+    }
+
+    /// Shows `host` (a tab was clicked).
+    pub fn select(&self, host: String) {
+        self.selected.set(Some(host));
+    }
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::new()
+    }
+}
+
+/// The store provided by `App`. Outside it (a component mounted alone), an empty store, logged.
+pub fn use_store() -> Store {
+    use_context::<Store>().unwrap_or_else(|| {
+        leptos::logging::error!("vramio: no Store in context; showing an empty one");
+        let store = Store::new();
+        provide_context(store);
+        store
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lagged_notices_add_up_and_notices_are_bounded() {
+        let mut n = Vec::new();
+        add_notice(&mut n, Notice::Lagged { skipped: 3 });
+        add_notice(&mut n, Notice::Decode("x".into()));
+        add_notice(&mut n, Notice::Lagged { skipped: 4 });
+        assert_eq!(n[0], Notice::Lagged { skipped: 7 });
+        assert_eq!(n.len(), 2);
+        for i in 0..10 {
+            add_notice(&mut n, Notice::Decode(i.to_string()));
+        }
+        assert_eq!(n.len(), MAX_NOTICES);
+        assert_eq!(n.last(), Some(&Notice::Decode("9".into())));
+    }
+
+    #[test]
+    fn applies_messages_and_ignores_replayed_frames() {
+        use shared::Frame;
+        let store = Store::new();
+        store.apply(ServerMsg::hello(vec!["gpu1".into()], 1000, "0.1.0"), 0.0);
+        assert_eq!(store.current_host.get_untracked().as_deref(), Some("gpu1"));
+        assert!(store.latest.get_untracked().is_none());
+        let frames = (1..=3)
+            .map(|s| Frame::empty("gpu1", s, s * 1000, 1000))
+            .collect();
+        store.apply(
+            ServerMsg::Backfill {
+                host: "gpu1".into(),
+                frames,
+            },
+            10.0,
+        );
+        assert_eq!(store.resume_seq(), Some(3));
+        let replayed = Frame::empty("gpu1", 2, 2000, 1000);
+        store.apply(
+            ServerMsg::Frame {
+                frame: Box::new(replayed),
+            },
+            20.0,
+        );
+        assert_eq!(store.latest.get_untracked().map(|f| f.seq), Some(3));
+        assert_eq!(store.received_at_ms.get_untracked(), Some(10.0));
+        let next = Frame::empty("gpu1", 4, 4000, 1000);
+        store.apply(
+            ServerMsg::Frame {
+                frame: Box::new(next),
+            },
+            30.0,
+        );
+        assert_eq!(store.latest.get_untracked().map(|f| f.seq), Some(4));
+        assert_eq!(store.with_history(|h| h.len()), Some(4));
+        store.apply(ServerMsg::Lagged { skipped: 2 }, 30.0);
+        assert_eq!(
+            store.notices().get_untracked(),
+            vec![Notice::Lagged { skipped: 2 }]
+        );
+        store.dismiss(0);
+        assert!(store.notices().get_untracked().is_empty());
+    }
+
+    #[test]
+    fn gaps_are_three_intervals() {
+        assert_eq!(max_gap_ms(1000), 3000);
+        assert_eq!(max_gap_ms(0), 3);
+    }
+
+    #[test]
+    fn protocol_versions_are_checked() {
+        let info = |protocol| ServerInfo {
+            protocol,
+            version: "0.1.0".into(),
+            hosts: vec![],
+            interval_ms: 1000,
+        };
+        assert!(info(PROTOCOL_VERSION).compatible());
+        assert!(!info(PROTOCOL_VERSION + 1).compatible());
+    }
+}

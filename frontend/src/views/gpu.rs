@@ -1,0 +1,233 @@
+//! GPU cards: one per GPU of the current host's latest frame, with memory, utilization,
+//! temperature, power, state, its errors and its process table. Reads `Store::latest`.
+
+use super::Errors;
+use crate::format::{
+    DASH, gpu_item, item_errors, opt_bytes, opt_pct, opt_temp, power, section_errors,
+};
+use crate::store::use_store;
+use leptos::prelude::*;
+use shared::units::Bytes;
+use shared::{Gpu, GpuMemory, GpuProcess, GpuState, Source};
+
+/// The GPU section: its errors and a card per GPU.
+#[component]
+pub fn GpuSection() -> impl IntoView {
+    let store = use_store();
+    let indices = Memo::new(move |_| {
+        store.latest.with(|f| {
+            f.as_ref()
+                .map(|f| f.gpus.iter().map(|g| g.index).collect::<Vec<_>>())
+                .unwrap_or_default()
+        })
+    });
+    let errors = Memo::new(move |_| {
+        store.latest.with(|f| {
+            f.as_ref()
+                .map(|f| {
+                    let items: Vec<String> = f.gpus.iter().map(|g| gpu_item(g.index)).collect();
+                    section_errors(&f.errors, Source::Gpu, &items)
+                })
+                .unwrap_or_default()
+        })
+    });
+    view! {
+        <section class="section" aria-labelledby="gpus-h">
+            <h2 id="gpus-h">"GPUs"</h2>
+            <Errors list=errors />
+            <Show
+                when=move || !indices.with(Vec::is_empty)
+                fallback=|| view! { <p class="empty">"No GPUs reported."</p> }
+            >
+                <div class="cards">
+                    <For
+                        each=move || indices.get()
+                        key=|i| *i
+                        children=move |index| view! { <GpuCard index /> }
+                    />
+                </div>
+            </Show>
+        </section>
+    }
+}
+
+/// Processes sorted by memory held, largest first (unknown last), for the table.
+pub fn by_memory(processes: &[GpuProcess]) -> Vec<GpuProcess> {
+    let mut p = processes.to_vec();
+    p.sort_by_key(|p| std::cmp::Reverse(p.used_bytes.map(|b| b.0)));
+    p
+}
+
+fn state_label(state: GpuState) -> &'static str {
+    match state {
+        GpuState::Ok => "ok",
+        GpuState::Lost => "LOST",
+        GpuState::Error => "error",
+    }
+}
+
+#[component]
+fn GpuCard(index: u32) -> impl IntoView {
+    let store = use_store();
+    let gpu = Memo::new(move |_| {
+        store.latest.with(|f| {
+            f.as_ref()
+                .and_then(|f| f.gpus.iter().find(|g| g.index == index).cloned())
+        })
+    });
+    let errors = Memo::new(move |_| {
+        store.latest.with(|f| {
+            f.as_ref()
+                .map(|f| item_errors(&f.errors, Source::Gpu, &gpu_item(index)))
+                .unwrap_or_default()
+        })
+    });
+    let text = move |f: fn(&Gpu) -> String| {
+        move || gpu.with(|g| g.as_ref().map_or_else(|| DASH.to_owned(), f))
+    };
+    let mem = move || gpu.with(|g| g.as_ref().and_then(|g| g.memory));
+    let mem_text = move |f: fn(&GpuMemory) -> Bytes| move || opt_bytes(mem().as_ref().map(f));
+    let mem_attr =
+        move |f: fn(&GpuMemory) -> Bytes| move || mem().as_ref().map(|m| f(m).0.to_string());
+    let share = move |f: fn(&GpuMemory) -> Bytes| {
+        move || super::bar_width(mem().and_then(|m| f(&m).percent_of(m.total_bytes)))
+    };
+    let state = move || gpu.with(|g| g.as_ref().map(|g| g.state));
+    let util = move || gpu.with(|g| g.as_ref().and_then(|g| g.utilization_gpu_pct));
+    view! {
+        <article
+            class="card gpu-card"
+            class:lost=move || state() == Some(GpuState::Lost)
+            data-testid="gpu-card"
+            data-gpu-index=index.to_string()
+        >
+            <header class="card-head">
+                <span class="gpu-index">"GPU " {index}</span>
+                <h3 class="gpu-name" data-testid="gpu-name">
+                    {text(|g| g.name.clone())}
+                </h3>
+                <span
+                    class="state"
+                    data-state=move || state().map(state_label)
+                    class:state-bad=move || state().is_some_and(|s| s != GpuState::Ok)
+                >
+                    {move || state().map_or(DASH, state_label)}
+                </span>
+            </header>
+            <div class="uuid">{text(|g| g.uuid.clone())}</div>
+            <Show when=move || state() == Some(GpuState::Lost)>
+                <p class="lost-note">"This GPU has fallen off the bus: no readings until it is back."</p>
+            </Show>
+            <Errors list=errors />
+            <div class="mem">
+                <div class="bar mem-bar">
+                    <div class="bar-fill" style:width=share(|m| m.used_bytes)></div>
+                    <div class="bar-reserved" style:width=share(|m| m.reserved_bytes)></div>
+                </div>
+                <div class="mem-figures">
+                    <span data-testid="gpu-mem-used" data-bytes=mem_attr(|m| m.used_bytes)>
+                        {mem_text(|m| m.used_bytes)}
+                    </span>
+                    " used · "
+                    <span class="reserved">{mem_text(|m| m.reserved_bytes)}</span>
+                    " reserved · "
+                    <span data-testid="gpu-mem-total" data-bytes=mem_attr(|m| m.total_bytes)>
+                        {mem_text(|m| m.total_bytes)}
+                    </span>
+                    " total · "
+                    <strong class="mem-pct">{move || opt_pct(mem().and_then(|m| m.used_pct()))}</strong>
+                </div>
+            </div>
+            <dl class="stats">
+                <div>
+                    <dt>"GPU util"</dt>
+                    <dd data-testid="gpu-util" data-pct=move || util().map(|p| p.0.to_string())>
+                        {move || opt_pct(util())}
+                    </dd>
+                </div>
+                <div>
+                    <dt>"Mem util"</dt>
+                    <dd>{text(|g| opt_pct(g.utilization_memory_pct))}</dd>
+                </div>
+                <div>
+                    <dt>"Temp"</dt>
+                    <dd>{text(|g| opt_temp(g.temperature_c))}</dd>
+                </div>
+                <div>
+                    <dt>"Power"</dt>
+                    <dd>{text(|g| power(g.power_w, g.power_limit_w))}</dd>
+                </div>
+            </dl>
+            <Processes gpu />
+        </article>
+    }
+}
+
+#[component]
+fn Processes(gpu: Memo<Option<Gpu>>) -> impl IntoView {
+    move || {
+        gpu.with(|g| match g.as_ref().and_then(|g| g.processes.as_deref()) {
+            None => view! { <p class="empty">"Process list unavailable."</p> }.into_any(),
+            Some([]) => view! { <p class="empty">"No processes."</p> }.into_any(),
+            Some(list) => {
+                let rows = by_memory(list)
+                    .into_iter()
+                    .map(|p| {
+                        let orphan = p.name.is_none();
+                        view! {
+                            <tr data-testid="gpu-proc" data-pid=p.pid.to_string() class:orphan=orphan>
+                                <td class="num">{p.pid}</td>
+                                <td>{p.name.unwrap_or_else(|| "(exited)".to_owned())}</td>
+                                <td>{p.user.unwrap_or_else(|| DASH.to_owned())}</td>
+                                <td class="num">{opt_bytes(p.used_bytes)}</td>
+                            </tr>
+                        }
+                    })
+                    .collect_view();
+                view! {
+                    <div class="table-wrap">
+                        <table class="procs">
+                            <thead>
+                                <tr>
+                                    <th class="num">"PID"</th>
+                                    <th>"Process"</th>
+                                    <th>"User"</th>
+                                    <th class="num">"Memory"</th>
+                                </tr>
+                            </thead>
+                            <tbody>{rows}</tbody>
+                        </table>
+                    </div>
+                }
+                .into_any()
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proc(pid: u32, used: Option<u64>) -> GpuProcess {
+        GpuProcess {
+            pid,
+            name: None,
+            user: None,
+            used_bytes: used.map(Bytes),
+        }
+    }
+
+    #[test]
+    fn processes_sort_by_memory_unknown_last() {
+        let sorted = by_memory(&[proc(1, Some(10)), proc(2, None), proc(3, Some(30))]);
+        let pids: Vec<u32> = sorted.iter().map(|p| p.pid).collect();
+        assert_eq!(pids, vec![3, 1, 2]);
+    }
+
+    #[test]
+    fn lost_is_loud() {
+        assert_eq!(state_label(GpuState::Lost), "LOST");
+        assert_eq!(state_label(GpuState::Ok), "ok");
+    }
+}

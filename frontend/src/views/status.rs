@@ -1,0 +1,248 @@
+//! Status around the data: the connection badge (fed by the feed's state), host tabs, notices about
+//! the stream and the host (protocol, lag, staleness, NVML), and the footer with seq and age.
+
+use crate::feed::ConnState;
+use crate::format::age;
+use crate::store::{Notice, use_store};
+use leptos::prelude::*;
+use shared::{HostState, NvmlStatus};
+use std::time::Duration;
+
+/// The badge's words for a connection state.
+pub fn badge_text(state: &ConnState) -> String {
+    match state {
+        ConnState::Connecting => "connecting…".to_owned(),
+        ConnState::Open => "live".to_owned(),
+        ConnState::Reconnecting { attempt, in_ms } => format!(
+            "reconnecting in {:.1} s (attempt {attempt})",
+            f64::from(*in_ms) / 1000.0
+        ),
+        ConnState::Closed { .. } => "disconnected".to_owned(),
+    }
+}
+
+/// What to say about NVML, if anything: `(headline, detail)`.
+pub fn nvml_notice(status: &NvmlStatus) -> Option<(&'static str, String)> {
+    match status {
+        NvmlStatus::Ok { .. } => None,
+        NvmlStatus::NoDriver { message } => Some(("No NVIDIA driver found", message.clone())),
+        NvmlStatus::Error { message } => Some(("NVML error", message.clone())),
+    }
+}
+
+pub fn notice_text(n: &Notice) -> String {
+    match n {
+        Notice::Lagged { skipped } => {
+            format!("This page fell behind: the server skipped {skipped} frame(s).")
+        }
+        Notice::Server { code, message } => {
+            format!("The server refused a message ({code:?}): {message}")
+        }
+        Notice::Decode(m) => format!("A server message could not be read: {m}"),
+    }
+}
+
+/// Browser time, ticking once a second, for ages.
+pub fn use_clock() -> ReadSignal<f64> {
+    let now = RwSignal::new(js_sys::Date::now());
+    if let Ok(handle) =
+        set_interval_with_handle(move || now.set(js_sys::Date::now()), Duration::from_secs(1))
+    {
+        on_cleanup(move || handle.clear());
+    }
+    now.read_only()
+}
+
+#[component]
+pub fn ConnBadge(state: ReadSignal<ConnState>) -> impl IntoView {
+    let title = move || match state.get() {
+        ConnState::Closed { reason } => reason,
+        _ => String::new(),
+    };
+    view! {
+        <span
+            class="conn-badge"
+            data-testid="conn-badge"
+            data-state=move || state.with(ConnState::as_attr)
+            title=title
+            role="status"
+        >
+            <span class="dot"></span>
+            {move || state.with(badge_text)}
+        </span>
+    }
+}
+
+#[component]
+pub fn HostTabs() -> impl IntoView {
+    let store = use_store();
+    move || {
+        let names = store.host_names.get();
+        (names.len() > 1).then(|| {
+            view! {
+                <nav class="host-tabs" aria-label="Hosts">
+                    {names
+                        .into_iter()
+                        .map(|name| {
+                            let this = name.clone();
+                            let current = move || store.current_host.get().as_deref() == Some(this.as_str());
+                            let pick = name.clone();
+                            view! {
+                                <button
+                                    class="tab"
+                                    class:active=current.clone()
+                                    aria-pressed=move || current().to_string()
+                                    on:click=move |_| store.select(pick.clone())
+                                >
+                                    {name}
+                                </button>
+                            }
+                        })
+                        .collect_view()}
+                </nav>
+            }
+        })
+    }
+}
+
+#[component]
+pub fn Notices(now: ReadSignal<f64>) -> impl IntoView {
+    let store = use_store();
+    let protocol = move || {
+        store.server().with(|s| {
+            s.as_ref().filter(|s| !s.compatible()).map(|s| {
+                format!(
+                    "This page speaks protocol {} but the server (vramio {}) speaks {}. Reload the page.",
+                    shared::PROTOCOL_VERSION, s.version, s.protocol
+                )
+            })
+        })
+    };
+    let host_state = move || {
+        let status = store.host_status.get()?;
+        let what = match status.state {
+            HostState::Up => return None,
+            HostState::Stale => "stale",
+            HostState::Down => "down",
+        };
+        let host = store.current_host.get().unwrap_or_default();
+        let seen = status
+            .last_seen_ms
+            .map(|t| format!(", last frame {} ago", age(now.get() - t as f64)))
+            .unwrap_or_default();
+        let error = status.error.map(|e| format!(": {e}")).unwrap_or_default();
+        Some(format!("Host {host} is {what}{seen}{error}"))
+    };
+    let nvml = move || {
+        store
+            .latest
+            .with(|f| f.as_ref().and_then(|f| nvml_notice(&f.nvml)))
+    };
+    view! {
+        <div class="notices">
+            {move || protocol().map(|m| view! { <p class="notice bad" data-testid="protocol-notice">{m}</p> })}
+            {move || host_state().map(|m| view! { <p class="notice warn" data-testid="host-status">{m}</p> })}
+            {move || {
+                nvml()
+                    .map(|(head, detail)| {
+                        view! {
+                            <p class="notice info" data-testid="nvml-notice">
+                                <strong>{head}</strong>
+                                " — "
+                                <span class="detail">{detail}</span>
+                            </p>
+                        }
+                    })
+            }}
+            {move || {
+                store
+                    .notices()
+                    .get()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| {
+                        view! {
+                            <p class="notice warn">
+                                {notice_text(n)}
+                                <button class="dismiss" aria-label="Dismiss" on:click=move |_| store.dismiss(i)>
+                                    "×"
+                                </button>
+                            </p>
+                        }
+                    })
+                    .collect_view()
+            }}
+        </div>
+    }
+}
+
+#[component]
+pub fn Footer(now: ReadSignal<f64>) -> impl IntoView {
+    let store = use_store();
+    let seq = move || store.latest.with(|f| f.as_ref().map(|f| f.seq));
+    let host = move || store.current_host.get().unwrap_or_else(|| "—".to_owned());
+    let updated = move || {
+        store.received_at_ms.get().map_or_else(
+            || "no data yet".to_owned(),
+            |t| format!("updated {} ago", age(now.get() - t)),
+        )
+    };
+    let server = move || {
+        store
+            .server()
+            .with(|s| s.as_ref().map(|s| format!("vramio {}", s.version)))
+    };
+    view! {
+        <footer class="footer">
+            <span class="host-name">{host}</span>
+            <span data-testid="last-seq" data-seq=move || seq().map(|s| s.to_string())>
+                {move || seq().map_or_else(|| "seq —".to_owned(), |s| format!("seq {s}"))}
+            </span>
+            <span>{updated}</span>
+            <span>{move || format!("every {} ms", store.interval_ms.get())}</span>
+            <span>{server}</span>
+        </footer>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn badge_says_what_the_feed_does() {
+        assert_eq!(badge_text(&ConnState::Open), "live");
+        assert_eq!(
+            badge_text(&ConnState::Reconnecting {
+                attempt: 3,
+                in_ms: 2000
+            }),
+            "reconnecting in 2.0 s (attempt 3)"
+        );
+    }
+
+    #[test]
+    fn nvml_notices() {
+        let none = NvmlStatus::NoDriver {
+            message: "libnvidia-ml.so.1: cannot open shared object file".into(),
+        };
+        let (head, detail) = nvml_notice(&none).unwrap_or_default();
+        assert_eq!(head, "No NVIDIA driver found");
+        assert!(detail.contains("libnvidia-ml"));
+        let err = NvmlStatus::Error {
+            message: "init failed".into(),
+        };
+        assert_eq!(nvml_notice(&err).map(|n| n.1), Some("init failed".into()));
+        assert_eq!(
+            nvml_notice(&NvmlStatus::Ok {
+                driver_version: None
+            }),
+            None
+        );
+    }
+
+    #[test]
+    fn notices_read_well() {
+        assert!(notice_text(&Notice::Lagged { skipped: 5 }).contains("skipped 5"));
+    }
+}
