@@ -1,0 +1,130 @@
+//! Cost of `diagnose` over a 5-minute window at 1 Hz (300 frames) with 8 GPUs, 16 block devices
+//! and a few mounts (DESIGN section 9 target: <= 100 us). Two cases: a healthy host, where only
+//! the spine runs, and a starved host with growing memory, where the branch and trends run too.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use shared::diagnosis::{Thresholds, diagnose};
+use shared::{
+    BlockDevice, Bytes, BytesPerSec, Frame, Gpu, GpuMemory, GpuProcess, GpuState, Mount, MountKind,
+    Percent, Psi, SystemStats,
+};
+use std::hint::black_box;
+
+const GIB: u64 = 1024 * 1024 * 1024;
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Deterministic noise in 0..1.
+fn noise(i: u64, k: u64) -> f64 {
+    let x = (i * 2_654_435_761 + k * 40_503).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (x >> 40) as f64 / (1u64 << 24) as f64
+}
+
+fn frame(i: u64, starved: bool) -> Frame {
+    let mut f = Frame::empty("node1", i, 1_700_000_000_000 + i * 1000, 1000);
+    f.gpus = (0..8)
+        .map(|g| {
+            let total = 80 * GIB;
+            let grow = if starved { i * 20 * 1024 * 1024 } else { 0 };
+            let used = 50 * GIB + grow + (noise(i, g) * GIB as f64) as u64;
+            let util = if starved { 30.0 } else { 85.0 } + 10.0 * noise(i, g + 8);
+            Gpu {
+                index: g as u32,
+                uuid: format!("GPU-{g}"),
+                name: "NVIDIA H100 80GB HBM3".to_owned(),
+                state: GpuState::Ok,
+                memory: Some(GpuMemory {
+                    total_bytes: Bytes(total),
+                    used_bytes: Bytes(used),
+                    reserved_bytes: Bytes(0),
+                    free_bytes: Bytes(total - used),
+                }),
+                utilization_gpu_pct: Some(Percent(util)),
+                utilization_memory_pct: Some(Percent(util / 2.0)),
+                temperature_c: Some(60.0),
+                power_w: Some(500.0),
+                power_limit_w: Some(700.0),
+                processes: Some(vec![GpuProcess {
+                    pid: 1000 + g as u32,
+                    name: Some("python".to_owned()),
+                    user: None,
+                    used_bytes: Some(Bytes(used - GIB)),
+                }]),
+            }
+        })
+        .collect();
+    f.block_devices = (0..16)
+        .map(|d| BlockDevice {
+            name: format!("nvme{d}n1"),
+            rotational: Some(false),
+            partitions: Vec::new(),
+            read_bytes_total: Bytes(0),
+            write_bytes_total: Bytes(0),
+            read_bytes_per_sec: Some(BytesPerSec((50.0 + 100.0 * noise(i, d + 20)) * MIB)),
+            write_bytes_per_sec: Some(BytesPerSec(5.0 * MIB * noise(i, d + 40))),
+            read_iops: Some(500.0),
+            write_iops: Some(20.0),
+            util_pct: Some(Percent(20.0)),
+            r_await_ms: Some(0.2 + noise(i, d + 60)),
+            w_await_ms: Some(0.1),
+            avg_queue_size: Some(0.3),
+        })
+        .collect();
+    f.mounts = ["/", "/data", "/scratch", "/dev/shm"]
+        .iter()
+        .enumerate()
+        .map(|(k, mp)| Mount {
+            mount_point: (*mp).to_owned(),
+            device: format!("/dev/nvme{k}n1p1"),
+            fs_type: "ext4".to_owned(),
+            kind: MountKind::LocalNvme,
+            total_bytes: Bytes(1000 * GIB),
+            used_bytes: Bytes(400 * GIB + i * 1024 * 1024),
+            available_bytes: Bytes(600 * GIB - i * 1024 * 1024),
+            inodes_total: Some(1_000_000),
+            inodes_used: Some(100_000),
+            read_only: false,
+        })
+        .collect();
+    f.system = Some(SystemStats {
+        cpu_count: 64,
+        cpu_pct: Some(Percent(40.0 + 10.0 * noise(i, 99))),
+        iowait_pct: Some(Percent(1.0)),
+        mem_total_bytes: Bytes(512 * GIB),
+        mem_available_bytes: Some(Bytes(400 * GIB)),
+        page_cache_bytes: Bytes(50 * GIB),
+        dirty_bytes: Bytes(0),
+        writeback_bytes: Bytes(0),
+        swap_total_bytes: Bytes(0),
+        swap_used_bytes: Bytes(0),
+        psi_io: Some(Psi {
+            some_avg10: Percent(0.5),
+            full_avg10: None,
+        }),
+        psi_memory: Some(Psi {
+            some_avg10: Percent(0.0),
+            full_avg10: None,
+        }),
+    });
+    f
+}
+
+fn bench(c: &mut Criterion) {
+    let th = Thresholds::default();
+    for (name, starved) in [("healthy", false), ("starved_growing", true)] {
+        let frames: Vec<Frame> = (0..300).map(|i| frame(i, starved)).collect();
+        let d = diagnose(&frames, &th, None);
+        println!(
+            "diagnose/{name}: verdict {}, {} findings, {} projections",
+            d.verdict.id(),
+            d.findings.len(),
+            d.projections.len()
+        );
+        let prev = d;
+        c.bench_function(&format!("diagnose/300x8gpu16disk/{name}"), |b| {
+            b.iter(|| diagnose(black_box(&frames), &th, Some(&prev)))
+        });
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,236 @@
+//! The diagnosis' output types (DESIGN section 6): verdict, severity, the path through the tree with
+//! its evidence, findings with suggestions, and projections. They go on the wire as they are.
+
+use super::suggestions::Suggestion;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What one window of frames says about one host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Diagnosis {
+    /// The first answer along the spine (see [`super::tree`]).
+    pub verdict: Verdict,
+    /// The worst severity of all findings (not only the verdict's), so `check` exits non-zero on
+    /// any critical; at least `unknown` when the verdict is `no_data`.
+    pub severity: Severity,
+    /// The nodes visited from the root to the verdict's leaf, in order.
+    pub path: Vec<PathNode>,
+    /// Every rule that fired, in spine order, whether or not it decided the verdict.
+    pub findings: Vec<Finding>,
+    /// Time-to-full forecasts from the trend of GPU memory and disk usage.
+    pub projections: Vec<Projection>,
+    /// Seconds the window covers (first to last frame plus one interval); 0 without frames.
+    pub window_s: f64,
+    /// `t_ms` of the newest frame; 0 without frames.
+    pub t_ms: u64,
+}
+
+/// Stable verdict ids (used by `check --json`, the page and `/metrics`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Healthy,
+    GpuMemoryPressure,
+    InputBoundDisk,
+    InputBoundCpu,
+    CheckpointStall,
+    GpuUnderutilized,
+    DiskSpaceRisk,
+    HostMemoryPressure,
+    NoData,
+}
+
+impl Verdict {
+    pub const ALL: [Verdict; 9] = [
+        Verdict::Healthy,
+        Verdict::GpuMemoryPressure,
+        Verdict::InputBoundDisk,
+        Verdict::InputBoundCpu,
+        Verdict::CheckpointStall,
+        Verdict::GpuUnderutilized,
+        Verdict::DiskSpaceRisk,
+        Verdict::HostMemoryPressure,
+        Verdict::NoData,
+    ];
+
+    /// The id as it appears on the wire.
+    pub fn id(self) -> &'static str {
+        match self {
+            Verdict::Healthy => "healthy",
+            Verdict::GpuMemoryPressure => "gpu_memory_pressure",
+            Verdict::InputBoundDisk => "input_bound_disk",
+            Verdict::InputBoundCpu => "input_bound_cpu",
+            Verdict::CheckpointStall => "checkpoint_stall",
+            Verdict::GpuUnderutilized => "gpu_underutilized",
+            Verdict::DiskSpaceRisk => "disk_space_risk",
+            Verdict::HostMemoryPressure => "host_memory_pressure",
+            Verdict::NoData => "no_data",
+        }
+    }
+
+    /// Whether the verdict is one of the GPU-starved leaves.
+    pub fn is_starvation(self) -> bool {
+        matches!(
+            self,
+            Verdict::InputBoundDisk
+                | Verdict::InputBoundCpu
+                | Verdict::CheckpointStall
+                | Verdict::GpuUnderutilized
+        )
+    }
+}
+
+/// Monitoring-plugin severity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Ok,
+    Warning,
+    Critical,
+    /// The data needed to decide is missing (no frames, a GPU lost, NVML failing).
+    Unknown,
+}
+
+impl Severity {
+    /// Nagios / monitoring-plugins exit status: 0 ok, 1 warning, 2 critical, 3 unknown.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Severity::Ok => 0,
+            Severity::Warning => 1,
+            Severity::Critical => 2,
+            Severity::Unknown => 3,
+        }
+    }
+
+    /// Order used to combine findings: ok < unknown < warning < critical. A warning or critical
+    /// finding says more than "could not tell", so it wins over unknown.
+    fn rank(self) -> u8 {
+        match self {
+            Severity::Ok => 0,
+            Severity::Unknown => 1,
+            Severity::Warning => 2,
+            Severity::Critical => 3,
+        }
+    }
+
+    /// The worse of the two (see [`Severity::rank`]).
+    pub fn worst(self, other: Severity) -> Severity {
+        if other.rank() > self.rank() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// A node of the decision tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeId {
+    GpuMemory,
+    GpuStarved,
+    DiskIo,
+    CpuBound,
+    CheckpointStall,
+    DiskSpace,
+    HostMemory,
+}
+
+/// A node's answer. Missing data is `unknown`, never `no`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Yes,
+    No,
+    Unknown,
+}
+
+/// One visited node: its question, answer and the numbers behind the answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PathNode {
+    pub node: NodeId,
+    pub question: String,
+    pub answer: Answer,
+    pub evidence: Vec<Evidence>,
+}
+
+/// One measured fact compared with one threshold.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Evidence {
+    /// What was measured (`gpu_memory_used_pct`, `r_await_median_ms`, ...).
+    pub metric: String,
+    /// Which item (`gpu 0`, `/data`, `nvme0n1`); absent for host-wide metrics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// The value that was compared (the newest sample, or the window statistic the metric names);
+    /// absent when it could not be measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    pub unit: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// How `value` was compared with `threshold` (`>=`, `<`, ...); empty when nothing was compared.
+    pub comparison: String,
+    pub window_s: f64,
+    /// `(held, of)`: in how many of the samples that had data the condition held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<(u32, u32)>,
+    /// Free text such as the error a lost GPU reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// The rule behind a finding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleId {
+    /// Used/total high for most of the window, or growing towards OOM.
+    GpuMemoryPressure,
+    /// Device memory used far above what its processes account for.
+    GpuMemoryNotHeldByJob,
+    /// A pid that no longer exists still holds GPU memory.
+    GpuMemoryOrphan,
+    /// A GPU lost or failing in the window, or NVML failing.
+    GpuUnavailable,
+    InputBoundDisk,
+    InputBoundCpu,
+    CheckpointStall,
+    GpuUnderutilized,
+    DiskSpaceRisk,
+    /// `/dev/shm` too small or nearly full (DataLoader workers pass batches through it).
+    DevShm,
+    HostMemoryPressure,
+    /// Healthy, with room to do more (severity ok).
+    Headroom,
+}
+
+/// What one rule found, with its evidence and what to change.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Finding {
+    pub rule: RuleId,
+    pub severity: Severity,
+    /// 0..1: how sure the rule is (share of samples that held, or a fixed prior for forecasts).
+    pub confidence: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    pub evidence: Vec<Evidence>,
+    pub suggestions: Vec<Suggestion>,
+}
+
+/// A forecast of when something fills up at the current (robust) rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Projection {
+    pub subject: String,
+    pub kind: ProjectionKind,
+    /// Seconds from the newest frame until full.
+    pub seconds: f64,
+    /// Growth in bytes per second (Theil-Sen slope).
+    pub slope_per_s: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProjectionKind {
+    TimeToFullGpuMemory,
+    TimeToFullDisk,
+}
