@@ -79,8 +79,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     let sources = Sources::system_default(args.sampling.nvml_lib.clone());
     let sampler = Sampler::new(sources, SamplerConfig { host, interval })
         .context("cannot start the sampler threads")?;
-    let sampling = sampler::spawn(sampler, hub, shutdown.clone())
-        .context("cannot start the sampler thread")?;
+    let sampling = sampler::spawn(sampler, hub).context("cannot start the sampler thread")?;
 
     let shown = if local.ip().is_unspecified() {
         SocketAddr::new([127, 0, 0, 1].into(), local.port())
@@ -114,7 +113,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     shutdown.cancel();
     sessions.close();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), sessions.wait()).await;
-    let _ = tokio::task::spawn_blocking(move || sampling.join()).await;
+    let _ = tokio::task::spawn_blocking(move || sampling.stop_and_join()).await;
     Ok(())
 }
 

@@ -10,8 +10,8 @@ use crate::hub::Hub;
 use crate::sources::{GpuReading, Reading, SourceFailure, Sources};
 use shared::{Frame, Mount, NvmlStatus, Source, SourceCost, SourceError};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use tokio_util::sync::CancellationToken;
 
 /// Sampling interval floor (DESIGN section 3): below this /proc and NVML costs dominate.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
@@ -274,19 +274,73 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// Tells the sampling thread to stop, waking it at once (no polling while it waits).
+#[derive(Default)]
+pub struct Stop {
+    stopped: Mutex<bool>,
+    wake: Condvar,
+}
+
+impl Stop {
+    pub fn stop(&self) {
+        *self.stopped.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        self.wake.notify_all();
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        *self.stopped.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sleeps until `at` or until stopped; returns whether it was stopped.
+    fn sleep_until(&self, at: Instant) -> bool {
+        let mut stopped = self.stopped.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if *stopped {
+                return true;
+            }
+            let left = at.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            stopped = self
+                .wake
+                .wait_timeout(stopped, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+}
+
+/// The running sampling thread.
+pub struct Running {
+    stop: Arc<Stop>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Running {
+    /// A handle that stops the thread (e.g. from a signal handler task).
+    pub fn stopper(&self) -> Arc<Stop> {
+        self.stop.clone()
+    }
+
+    /// Stops the thread and waits for its current tick to end.
+    pub fn stop_and_join(self) {
+        self.stop.stop();
+        let _ = self.thread.join();
+    }
+}
+
 /// Starts the sampling thread: one tick per interval (missed ticks are skipped, not bunched),
-/// each frame published to `hub`, until `cancel` fires.
-pub fn spawn(
-    mut sampler: Sampler,
-    hub: Hub,
-    cancel: CancellationToken,
-) -> std::io::Result<std::thread::JoinHandle<()>> {
-    std::thread::Builder::new()
+/// each frame published to `hub`, until stopped.
+pub fn spawn(mut sampler: Sampler, hub: Hub) -> std::io::Result<Running> {
+    let stop = Arc::new(Stop::default());
+    let stop_in = stop.clone();
+    let thread = std::thread::Builder::new()
         .name("vramio-sampler".into())
         .spawn(move || {
             let interval = sampler.config.interval;
             let mut next = Instant::now();
-            while !cancel.is_cancelled() {
+            while !stop_in.is_stopped() {
                 let frame = sampler.tick();
                 if let Err(e) = hub.publish(frame) {
                     tracing::error!(error = %e, "cannot encode frame");
@@ -298,19 +352,10 @@ pub fn spawn(
                     let behind = now.duration_since(next).as_nanos() / interval.as_nanos().max(1);
                     next += interval * u32::try_from(behind + 1).unwrap_or(u32::MAX);
                 }
-                sleep_until(next, &cancel);
+                if stop_in.sleep_until(next) {
+                    break;
+                }
             }
-        })
-}
-
-/// Sleeps until `at`, waking early (in small steps) when cancelled.
-fn sleep_until(at: Instant, cancel: &CancellationToken) {
-    const STEP: Duration = Duration::from_millis(50);
-    loop {
-        let left = at.saturating_duration_since(Instant::now());
-        if left.is_zero() || cancel.is_cancelled() {
-            return;
-        }
-        std::thread::sleep(left.min(STEP));
-    }
+        })?;
+    Ok(Running { stop, thread })
 }
