@@ -27,8 +27,54 @@ pub struct Cli {
 pub enum Command {
     /// Sample this host and serve the live dashboard (the default).
     Serve(ServeArgs),
+    /// Sample for a short window (or read a recording), print the verdict; exit 0 ok,
+    /// 1 warning, 2 critical, 3 unknown.
+    Check(CheckArgs),
+    /// Write this host's frames to a file as NDJSON, one frame per line.
+    Record(RecordArgs),
     /// Print the JSON schema of frames and protocol messages.
     Schema,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Print the diagnosis as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// How long to sample (with --from: how much of the recording's end to diagnose; all of it
+    /// when not given).
+    #[arg(long, env = "VRAMIO_WINDOW", value_parser = parse_window)]
+    pub window: Option<Duration>,
+    /// Diagnose a recording (NDJSON frames from `vramio record`) instead of sampling.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    #[command(flatten)]
+    pub diagnosis: DiagnosisArgs,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+}
+
+/// The window `check` samples when `--window` is not given.
+pub const DEFAULT_CHECK_WINDOW: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, Args)]
+pub struct RecordArgs {
+    /// File to write (replaced if it exists).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Stop after this long (default: until Ctrl-C).
+    #[arg(long, value_parser = parse_window)]
+    pub duration: Option<Duration>,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+}
+
+/// Flags of every command that diagnoses.
+#[derive(Debug, Clone, Args)]
+pub struct DiagnosisArgs {
+    /// Override diagnosis thresholds from a TOML or JSON file (any subset of fields).
+    #[arg(long, env = "VRAMIO_THRESHOLDS", value_name = "FILE")]
+    pub thresholds: Option<PathBuf>,
 }
 
 /// Flags of every command that samples this host.
@@ -51,7 +97,18 @@ pub struct ServeArgs {
     #[arg(long, env = "VRAMIO_PORT", default_value_t = 7575)]
     pub port: u16,
     #[command(flatten)]
+    pub diagnosis: DiagnosisArgs,
+    #[command(flatten)]
     pub sampling: SamplingArgs,
+}
+
+fn parse_window(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("`{s}` is not a duration like 5s or 2m: {e}"))?;
+    if d.is_zero() {
+        return Err("the duration must be longer than zero".into());
+    }
+    Ok(d)
 }
 
 fn parse_interval(s: &str) -> Result<Duration, String> {
@@ -104,6 +161,36 @@ mod tests {
             panic!("serve");
         };
         assert_eq!(s.sampling.interval, Duration::from_millis(250));
+    }
+
+    #[test]
+    fn check_and_record_flags() {
+        let Command::Check(c) = parse(&["check", "--json", "--window", "3s", "--from", "r.ndjson"])
+            .expect("parses")
+            .into_command()
+        else {
+            panic!("check");
+        };
+        assert!(c.json);
+        assert_eq!(c.window, Some(Duration::from_secs(3)));
+        assert_eq!(c.from.as_deref(), Some(std::path::Path::new("r.ndjson")));
+        assert!(parse(&["check", "--window", "0s"]).is_err());
+        assert!(parse(&["record"]).is_err(), "--out is required");
+        let Command::Record(r) = parse(&[
+            "record",
+            "--out",
+            "f",
+            "--duration",
+            "2s",
+            "--interval",
+            "200ms",
+        ])
+        .expect("parses")
+        .into_command() else {
+            panic!("record");
+        };
+        assert_eq!(r.duration, Some(Duration::from_secs(2)));
+        assert_eq!(r.sampling.interval, Duration::from_millis(200));
     }
 
     #[test]

@@ -7,11 +7,12 @@
 //! ring capacities.
 
 use axum::extract::ws::Utf8Bytes;
+use shared::diagnosis::Diagnosis;
 use shared::window::Ring;
 use shared::{Frame, HostState};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 /// How much history the hub keeps: 15 minutes of frames at the configured interval, so a page
 /// opened (or reconnecting) has full charts at once.
@@ -45,6 +46,28 @@ impl Entry {
     pub fn frame_json(&self) -> &str {
         let s = self.message.as_str();
         &s[FRAME_MSG_PREFIX.len()..s.len() - 1]
+    }
+}
+
+const DIAGNOSIS_MSG_PREFIX: &str = r#"{"type":"diagnosis","host":"#;
+
+/// The latest diagnosis, encoded once as a `diagnosis` message.
+#[derive(Debug)]
+pub struct DiagnosisEntry {
+    /// Seq of the newest frame the diagnosis saw.
+    pub seq: u64,
+    message: Utf8Bytes,
+    /// Byte range of the diagnosis object inside `message`.
+    body: std::ops::Range<usize>,
+}
+
+impl DiagnosisEntry {
+    pub fn message(&self) -> Utf8Bytes {
+        self.message.clone()
+    }
+    /// Just the diagnosis' JSON object.
+    pub fn diagnosis_json(&self) -> &str {
+        &self.message.as_str()[self.body.clone()]
     }
 }
 
@@ -91,6 +114,7 @@ struct Inner {
     host: String,
     interval: Duration,
     tx: broadcast::Sender<Arc<Entry>>,
+    diagnosis: watch::Sender<Option<Arc<DiagnosisEntry>>>,
     state: Mutex<State>,
 }
 
@@ -103,11 +127,13 @@ struct State {
 impl Hub {
     pub fn new(host: impl Into<String>, interval: Duration, config: HubConfig) -> Self {
         let (tx, _) = broadcast::channel(config.channel_capacity.max(1));
+        let (diagnosis, _) = watch::channel(None);
         Hub {
             inner: Arc::new(Inner {
                 host: host.into(),
                 interval,
                 tx,
+                diagnosis,
                 state: Mutex::new(State {
                     ring: Ring::new(config.history_frames),
                     next_seq: config.first_seq.max(1),
@@ -154,6 +180,40 @@ impl Hub {
         // Err only means nobody is subscribed right now, which is fine.
         let _ = self.inner.tx.send(entry);
         Ok(seq)
+    }
+
+    /// Encodes `diagnosis` once and hands it to every session (they send the latest; a slow
+    /// session skips straight to the newest one). `seq` is the newest frame it covers.
+    pub fn publish_diagnosis(
+        &self,
+        seq: u64,
+        diagnosis: &Diagnosis,
+    ) -> Result<(), serde_json::Error> {
+        let mut message = String::with_capacity(2048);
+        message.push_str(DIAGNOSIS_MSG_PREFIX);
+        message.push_str(&serde_json::to_string(self.host())?);
+        message.push_str(r#","diagnosis":"#);
+        let start = message.len();
+        message.push_str(&serde_json::to_string(diagnosis)?);
+        let end = message.len();
+        message.push('}');
+        let entry = Arc::new(DiagnosisEntry {
+            seq,
+            message: Utf8Bytes::from(message),
+            body: start..end,
+        });
+        self.inner.diagnosis.send_replace(Some(entry));
+        Ok(())
+    }
+
+    /// The latest diagnosis, if one was published.
+    pub fn latest_diagnosis(&self) -> Option<Arc<DiagnosisEntry>> {
+        self.inner.diagnosis.borrow().clone()
+    }
+
+    /// Notified on every new diagnosis.
+    pub fn watch_diagnosis(&self) -> watch::Receiver<Option<Arc<DiagnosisEntry>>> {
+        self.inner.diagnosis.subscribe()
     }
 
     /// The most recent frame.
@@ -284,6 +344,24 @@ mod tests {
         let h = Hub::new("h", Duration::from_secs(1), cfg);
         assert_eq!(h.publish(frame(1)).expect("encodes"), 1_700_000_000_000);
         assert_eq!(h.publish(frame(2)).expect("encodes"), 1_700_000_000_001);
+    }
+
+    #[test]
+    fn diagnosis_is_encoded_once_and_watched() {
+        let h = hub(10, 4);
+        let mut rx = h.watch_diagnosis();
+        assert!(h.latest_diagnosis().is_none());
+        let d = shared::diagnosis::diagnose(&[], &Default::default(), None);
+        h.publish_diagnosis(7, &d).expect("encodes");
+        assert!(rx.has_changed().expect("sender alive"));
+        let entry = rx.borrow_and_update().clone().expect("a diagnosis");
+        assert_eq!(entry.seq, 7);
+        let back: shared::diagnosis::Diagnosis =
+            serde_json::from_str(entry.diagnosis_json()).expect("diagnosis json");
+        assert_eq!(back, d);
+        let msg: shared::ServerMsg =
+            serde_json::from_str(entry.message().as_str()).expect("message json");
+        assert!(matches!(msg, shared::ServerMsg::Diagnosis { host, .. } if host == "h"));
     }
 
     #[test]

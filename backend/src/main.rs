@@ -4,9 +4,15 @@ use anyhow::Context;
 use clap::Parser;
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use vramio::cli::{Cli, Command, EXIT_USAGE, ServeArgs};
+use vramio::check::CheckOptions;
+use vramio::cli::{
+    CheckArgs, Cli, Command, DEFAULT_CHECK_WINDOW, EXIT_USAGE, RecordArgs, ServeArgs,
+};
+use vramio::diagnoser::{DEFAULT_WINDOW, Diagnoser};
 use vramio::hub::{Hub, HubConfig};
+use vramio::record::RecordOptions;
 use vramio::routes::{AppState, app};
+use vramio::sampler::Stop;
 use vramio::sampler::{self, Sampler, SamplerConfig};
 use vramio::sources::Sources;
 
@@ -31,7 +37,12 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let result = match cli.into_command() {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => match thresholds(args.diagnosis.thresholds.as_deref()) {
+            Ok(t) => serve(args, t),
+            Err(code) => return code,
+        },
+        Command::Check(args) => return check(args),
+        Command::Record(args) => record(args),
         Command::Schema => {
             println!(
                 "{}",
@@ -49,20 +60,83 @@ fn main() -> ExitCode {
     }
 }
 
-fn serve(args: ServeArgs) -> anyhow::Result<()> {
+fn hostname() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Loads `--thresholds`, or reports the problem as a usage error.
+fn thresholds(path: Option<&std::path::Path>) -> Result<shared::diagnosis::Thresholds, ExitCode> {
+    vramio::config::load_thresholds(path).map_err(|e| {
+        eprintln!("vramio: {e}");
+        ExitCode::from(EXIT_USAGE as u8)
+    })
+}
+
+fn check(args: CheckArgs) -> ExitCode {
+    let thresholds = match thresholds(args.diagnosis.thresholds.as_deref()) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let code = vramio::check::run(CheckOptions {
+        json: args.json,
+        window: args.window.unwrap_or(DEFAULT_CHECK_WINDOW),
+        window_given: args.window.is_some(),
+        from: args.from,
+        interval: args.sampling.interval,
+        nvml_lib: args.sampling.nvml_lib,
+        thresholds,
+        host: hostname(),
+    });
+    ExitCode::from(u8::try_from(code).unwrap_or(3))
+}
+
+fn record(args: RecordArgs) -> anyhow::Result<()> {
+    let stop = Stop::new();
+    let on_signal = stop.clone();
+    // A small runtime only to wait for SIGINT/SIGTERM while the main thread records.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the signal watcher")?;
+    std::thread::Builder::new()
+        .name("vramio-signals".into())
+        .spawn(move || {
+            runtime.block_on(wait_for_signal());
+            on_signal.stop();
+        })
+        .context("cannot start the signal watcher")?;
+    let out = args.out.clone();
+    let written = vramio::record::run(
+        RecordOptions {
+            out: args.out,
+            duration: args.duration,
+            interval: args.sampling.interval,
+            nvml_lib: args.sampling.nvml_lib,
+            host: hostname(),
+        },
+        stop,
+    )?;
+    eprintln!("vramio: wrote {written} frames to {}", out.display());
+    Ok(())
+}
+
+fn serve(args: ServeArgs, thresholds: shared::diagnosis::Thresholds) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve_async(args))
+    runtime.block_on(serve_async(args, thresholds))
 }
 
-async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
-    let host = rustix::system::uname()
-        .nodename()
-        .to_string_lossy()
-        .into_owned();
+async fn serve_async(
+    args: ServeArgs,
+    thresholds: shared::diagnosis::Thresholds,
+) -> anyhow::Result<()> {
+    let host = hostname();
     let interval = args.sampling.interval;
     let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
     let hub = Hub::new(host.clone(), interval, config);
@@ -79,7 +153,9 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     let sources = Sources::system_default(args.sampling.nvml_lib.clone());
     let sampler = Sampler::new(sources, SamplerConfig { host, interval })
         .context("cannot start the sampler threads")?;
-    let sampling = sampler::spawn(sampler, hub).context("cannot start the sampler thread")?;
+    let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
+    let sampling =
+        sampler::spawn(sampler, hub, diagnoser).context("cannot start the sampler thread")?;
 
     let shown = if local.ip().is_unspecified() {
         SocketAddr::new([127, 0, 0, 1].into(), local.port())

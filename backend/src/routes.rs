@@ -108,13 +108,22 @@ async fn ws(
         })
 }
 
+/// `{"frame": <latest frame>, "diagnosis": <latest diagnosis>}`, from the encodings the hub
+/// already holds (the diagnosis is absent until the first one is made).
 async fn snapshot(State(state): State<AppState>) -> Response {
     match state.hub.latest() {
-        Some(entry) => (
-            [(header::CONTENT_TYPE, "application/json")],
-            entry.frame_json().to_owned(),
-        )
-            .into_response(),
+        Some(entry) => {
+            let diagnosis = state.hub.latest_diagnosis();
+            let mut body = String::with_capacity(entry.frame_json().len() + 4096);
+            body.push_str(r#"{"frame":"#);
+            body.push_str(entry.frame_json());
+            if let Some(d) = &diagnosis {
+                body.push_str(r#","diagnosis":"#);
+                body.push_str(d.diagnosis_json());
+            }
+            body.push('}');
+            ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
         None => error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             "no_frame_yet",

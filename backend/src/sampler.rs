@@ -6,6 +6,7 @@
 //! values are kept, while the fast /proc sources still arrive on time. Each source's cost is timed
 //! and carried in the frame.
 
+use crate::diagnoser::Diagnoser;
 use crate::hub::Hub;
 use crate::sources::{GpuReading, Reading, SourceFailure, Sources};
 use shared::{Frame, Mount, NvmlStatus, Source, SourceCost, SourceError};
@@ -282,6 +283,10 @@ pub struct Stop {
 }
 
 impl Stop {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Stop::default())
+    }
+
     pub fn stop(&self) {
         *self.stopped.lock().unwrap_or_else(PoisonError::into_inner) = true;
         self.wake.notify_all();
@@ -292,7 +297,7 @@ impl Stop {
     }
 
     /// Sleeps until `at` or until stopped; returns whether it was stopped.
-    fn sleep_until(&self, at: Instant) -> bool {
+    pub fn sleep_until(&self, at: Instant) -> bool {
         let mut stopped = self.stopped.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             if *stopped {
@@ -331,9 +336,9 @@ impl Running {
 }
 
 /// Starts the sampling thread: one tick per interval (missed ticks are skipped, not bunched),
-/// each frame published to `hub`, until stopped.
-pub fn spawn(mut sampler: Sampler, hub: Hub) -> std::io::Result<Running> {
-    let stop = Arc::new(Stop::default());
+/// each frame published to `hub` and diagnosed by `diagnoser`, until stopped.
+pub fn spawn(mut sampler: Sampler, hub: Hub, mut diagnoser: Diagnoser) -> std::io::Result<Running> {
+    let stop = Stop::new();
     let stop_in = stop.clone();
     let thread = std::thread::Builder::new()
         .name("vramio-sampler".into())
@@ -341,9 +346,18 @@ pub fn spawn(mut sampler: Sampler, hub: Hub) -> std::io::Result<Running> {
             let interval = sampler.config.interval;
             let mut next = Instant::now();
             while !stop_in.is_stopped() {
-                let frame = sampler.tick();
-                if let Err(e) = hub.publish(frame) {
-                    tracing::error!(error = %e, "cannot encode frame");
+                let mut frame = sampler.tick();
+                let copy = frame.clone();
+                match hub.publish(copy) {
+                    Ok(seq) => {
+                        frame.seq = seq;
+                        if let Some(d) = diagnoser.observe(frame)
+                            && let Err(e) = hub.publish_diagnosis(seq, d)
+                        {
+                            tracing::error!(error = %e, "cannot encode diagnosis");
+                        }
+                    }
+                    Err(e) => tracing::error!(error = %e, "cannot encode frame"),
                 }
                 next += interval;
                 let now = Instant::now();

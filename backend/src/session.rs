@@ -3,8 +3,9 @@
 //! Generic over `Sink`/`Stream` of axum messages so tests can drive it with channels; the upgrade
 //! handler in `routes` only splits the socket. Order: `hello`, then `backfill` after the client's
 //! `since_seq` (taken from the URL, or from a `subscribe` sent within [`FIRST_MESSAGE_WAIT`]), then
-//! `host_status`, then live `frame`s. Falling behind yields `lagged { skipped }` and the stream goes
-//! on; bad client messages get `error`; oversized ones close the socket with 1009.
+//! `host_status` and the current `diagnosis`, then live `frame`s and each new `diagnosis`.
+//! Falling behind yields `lagged { skipped }` and the stream goes on; bad client messages get
+//! `error`; oversized ones close the socket with 1009.
 
 use crate::hub::{Entry, Hub};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
@@ -83,6 +84,8 @@ where
     }
     // Subscribe before reading history so no frame falls between the two.
     let mut rx = hub.subscribe();
+    let mut diagnoses = hub.watch_diagnosis();
+    let mut diagnoses_open = true;
 
     let mut since = since_seq;
     if since.is_none() {
@@ -104,6 +107,13 @@ where
     if s.backfill(since).await.is_err() {
         return Ended::WriteFailed;
     }
+    // The current diagnosis right away, so the page never waits for the next change.
+    let current = diagnoses.borrow_and_update().clone();
+    if let Some(entry) = current
+        && s.send(Message::Text(entry.message())).await.is_err()
+    {
+        return Ended::WriteFailed;
+    }
 
     let mut status_tick = tokio::time::interval(hub.interval().max(Duration::from_millis(250)));
     status_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -123,6 +133,19 @@ where
                     Incoming::Ignore => Ok(()),
                     Incoming::End(ended) => Err(ended),
                 },
+            },
+            changed = diagnoses.changed(), if diagnoses_open => match changed {
+                Ok(()) => {
+                    let latest = diagnoses.borrow_and_update().clone();
+                    match latest {
+                        Some(entry) => s.send(Message::Text(entry.message())).await,
+                        None => Ok(()),
+                    }
+                }
+                Err(_) => {
+                    diagnoses_open = false;
+                    Ok(())
+                }
             },
             _ = status_tick.tick() => s.report_state().await,
         };

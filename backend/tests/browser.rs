@@ -369,3 +369,126 @@ async fn no_driver_is_a_notice_not_a_crash() {
     .await;
     c.close().await.expect("close browser");
 }
+
+/// `vramio check --json` with the same script, for comparison with the page.
+fn check_json(nvml_lib: &PathBuf, script: &PathBuf) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_vramio"))
+        .args(["check", "--json", "--window", "3s", "--interval", "250ms"])
+        .arg("--nvml-lib")
+        .arg(nvml_lib)
+        .env("FAKE_NVML_SCRIPT", script)
+        .output()
+        .expect("run vramio check");
+    serde_json::from_slice(&out.stdout).expect("check --json prints JSON")
+}
+
+async fn attrs_of_all(c: &Client, css: &str, names: &[&str]) -> Vec<Vec<Option<String>>> {
+    let mut rows = Vec::new();
+    for el in c.find_all(Locator::Css(css)).await.unwrap_or_default() {
+        let mut row = Vec::new();
+        for n in names {
+            row.push(el.attr(n).await.ok().flatten());
+        }
+        rows.push(row);
+    }
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_shows_the_same_verdict_path_and_suggestions_as_check() {
+    let nvml = fake_nvml();
+    // One GPU at 96.9% memory, busy: GPU memory pressure, critical.
+    let script = write_script(
+        "pressure.json",
+        &format!(
+            r#"{{"driver_version": "580.00", "devices": [
+          {{"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-77777777-0000-0000-0000-000000000000",
+            "memory_total_mib": 81559, "repeat": false, "lost_at_s": null, "slow_ms": 0,
+            "timeline": [{{"at_s": 0, "memory_used_mib": 79000, "util_gpu": 97, "util_mem": 60,
+                           "temperature_c": 70, "power_w": 600,
+                           "processes": [{{"pid": {pid}, "used_mib": 78500}}]}}]}}]}}"#,
+            pid = std::process::id()
+        ),
+    );
+    let expected = check_json(&nvml, &script);
+    let verdict = expected["verdict"].as_str().expect("verdict").to_owned();
+    assert_eq!(verdict, "gpu_memory_pressure", "{expected}");
+    let mut want_path: Vec<(String, String)> = expected["path"]
+        .as_array()
+        .expect("path")
+        .iter()
+        .map(|n| {
+            (
+                n["node"].as_str().unwrap_or_default().to_owned(),
+                n["answer"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    want_path.sort();
+    let mut want_suggestions: Vec<String> = expected["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .flat_map(|f| f["suggestions"].as_array().cloned().unwrap_or_default())
+        .filter_map(|s| s["id"].as_str().map(str::to_owned))
+        .collect();
+    want_suggestions.sort();
+    want_suggestions.dedup();
+    assert!(!want_suggestions.is_empty());
+
+    let port = free_port();
+    let _server = start_vramio(port, &nvml, Some(&script));
+    let (_driver, driver_port) = start_chromedriver();
+    let c = browser(driver_port).await;
+    c.goto(&format!("http://127.0.0.1:{port}/"))
+        .await
+        .expect("open page");
+    let banner = r#"[data-testid="verdict-banner"]"#;
+    wait_for(Duration::from_secs(20), "the verdict banner", || async {
+        (attr(&c, banner, "data-verdict").await.as_deref() == Some(verdict.as_str())).then_some(())
+    })
+    .await;
+    assert_eq!(
+        attr(&c, banner, "data-severity").await.as_deref(),
+        expected["severity"].as_str()
+    );
+
+    // The lit path: the nodes with an answer on the page are check's path, answer for answer.
+    let mut lit: Vec<(String, String)> = attrs_of_all(
+        &c,
+        r#"[data-testid="tree-node"]"#,
+        &["data-node", "data-answer"],
+    )
+    .await
+    .into_iter()
+    .filter_map(|r| Some((r[0].clone()?, r[1].clone()?)))
+    .collect();
+    lit.sort();
+    assert_eq!(lit, want_path, "lit path on the page vs check --json");
+    let leaves = attrs_of_all(
+        &c,
+        r#"[data-testid="tree-leaf"]"#,
+        &["data-verdict", "data-lit"],
+    )
+    .await;
+    let lit_leaves: Vec<_> = leaves
+        .iter()
+        .filter(|r| r[1].as_deref() == Some("true"))
+        .collect();
+    assert_eq!(lit_leaves.len(), 1, "one leaf lit: {leaves:?}");
+    assert_eq!(lit_leaves[0][0].as_deref(), Some("gpu_memory_pressure"));
+
+    let mut shown: Vec<String> =
+        attrs_of_all(&c, r#"[data-testid="suggestion"]"#, &["data-suggestion-id"])
+            .await
+            .into_iter()
+            .filter_map(|r| r[0].clone())
+            .collect();
+    shown.sort();
+    shown.dedup();
+    assert_eq!(
+        shown, want_suggestions,
+        "suggestions on the page vs check --json"
+    );
+    c.close().await.expect("close browser");
+}

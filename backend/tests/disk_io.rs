@@ -1,7 +1,10 @@
 //! Real disk I/O against `ProcDiskstats`: the write rate it reports, integrated over its samples,
 //! must account for what the kernel counted on the disk under a file vramio's test writes.
 
-use std::alloc::Layout;
+#[path = "common/direct_io.rs"]
+mod direct_io;
+
+use direct_io::AlignedBuf;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -16,38 +19,7 @@ use vramio::sources::block::{ProcDiskstats, parent_disk, parse_diskstats};
 
 const FILE_BYTES: usize = 256 << 20;
 const CHUNK_BYTES: usize = 1 << 20;
-/// O_DIRECT wants buffers aligned to the device's logical block size: 4096 covers 512-byte and
-/// 4K-sector disks alike.
-const ALIGN: usize = 4096;
 const SAMPLE_EVERY: Duration = Duration::from_millis(20);
-
-/// A heap buffer aligned for O_DIRECT.
-struct AlignedBuf {
-    ptr: *mut u8,
-    layout: Layout,
-}
-
-impl AlignedBuf {
-    fn new(len: usize) -> Self {
-        let layout = Layout::from_size_align(len, ALIGN).expect("valid layout");
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        assert!(!ptr.is_null(), "allocation of {len} bytes failed");
-        AlignedBuf { ptr, layout }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: `ptr` points to `layout.size()` initialised (zeroed) bytes owned by `self`.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this very layout.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
-    }
-}
 
 /// Removes the file when the test ends, passed or not.
 struct Removed(PathBuf);
@@ -153,7 +125,7 @@ fn integrated_write_rate_matches_the_kernel_counters() {
     for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
         *b = (i % 251) as u8;
     }
-    let direct = rustix::fs::OFlags::DIRECT.bits() as i32;
+    let direct = direct_io::o_direct();
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -64,11 +64,22 @@ async fn snapshot_is_503_before_the_first_frame_then_the_latest_frame() {
     let resp = get(&st, "/api/snapshot", &[]).await;
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(content_type(&resp), "application/json");
-    let frame: Frame = serde_json::from_slice(&body(resp).await).expect("a frame");
+    let snap: serde_json::Value = serde_json::from_slice(&body(resp).await).expect("json");
+    let frame: Frame = serde_json::from_value(snap["frame"].clone()).expect("a frame");
     assert_eq!(
         (frame.seq, frame.t_ms, frame.host.as_str()),
         (2, 20, "testhost")
     );
+    assert!(snap.get("diagnosis").is_none(), "no diagnosis made yet");
+
+    let d = shared::diagnosis::diagnose(&[frame], &Default::default(), None);
+    st.hub.publish_diagnosis(2, &d).expect("publish diagnosis");
+    let resp = get(&st, "/api/snapshot", &[]).await;
+    let snap: serde_json::Value = serde_json::from_slice(&body(resp).await).expect("json");
+    let back: shared::diagnosis::Diagnosis =
+        serde_json::from_value(snap["diagnosis"].clone()).expect("the diagnosis");
+    assert_eq!(back, d);
+    assert_eq!(snap["frame"]["seq"], 2);
 }
 
 #[tokio::test]

@@ -355,3 +355,36 @@ async fn shutdown_sends_a_close_frame() {
     s.state.shutdown.cancel();
     assert_eq!(expect_close(&mut ws).await, CloseCode::Away);
 }
+
+#[tokio::test]
+async fn the_current_diagnosis_follows_the_backfill_and_changes_are_pushed() {
+    let s = server(default_config()).await;
+    s.hub.publish(frame(0)).expect("publish");
+    let first = shared::diagnosis::diagnose(&[frame(0)], &Default::default(), None);
+    s.hub
+        .publish_diagnosis(1, &first)
+        .expect("publish diagnosis");
+    let mut ws = connect(s.addr, "").await;
+    assert!(matches!(next_msg(&mut ws).await, ServerMsg::Hello { .. }));
+    subscribe(&mut ws, None).await;
+    assert_eq!(collect_frames(&mut ws, 1).await, vec![1]);
+    let got = loop {
+        match next_msg(&mut ws).await {
+            ServerMsg::Diagnosis { host, diagnosis } => break (host, diagnosis),
+            ServerMsg::HostStatus { .. } => {}
+            other => panic!("expected the diagnosis, got {other:?}"),
+        }
+    };
+    assert_eq!(got.0, "testhost");
+    assert_eq!(*got.1, first);
+
+    let mut second = first.clone();
+    second.t_ms += 1000;
+    s.hub
+        .publish_diagnosis(2, &second)
+        .expect("publish diagnosis");
+    match next_msg(&mut ws).await {
+        ServerMsg::Diagnosis { diagnosis, .. } => assert_eq!(*diagnosis, second),
+        other => panic!("expected the new diagnosis, got {other:?}"),
+    }
+}

@@ -1,4 +1,5 @@
-//! `App`: creates the store, starts the live feed into it and lays out the sections.
+//! `App`: creates the store, starts the live feed into it and lays out the sections: the verdict
+//! banner, GPUs, the decision tree, findings and suggestions, charts, host, mounts, block devices.
 
 use crate::feed::use_live_feed;
 use crate::store::Store;
@@ -7,6 +8,9 @@ use crate::views::disks::{BlockSection, MountsSection};
 use crate::views::gpu::GpuSection;
 use crate::views::host::HostPanel;
 use crate::views::status::{ConnBadge, Footer, HostTabs, Notices, use_clock};
+use crate::views::suggestions::SuggestionsSection;
+use crate::views::tree::TreeSection;
+use crate::views::verdict::VerdictBanner;
 use leptos::prelude::*;
 
 #[component]
@@ -23,12 +27,15 @@ pub fn App() -> impl IntoView {
             <ConnBadge state=conn />
         </header>
         <main class="page">
+            <VerdictBanner />
             <Notices now />
             <Show
                 when=has_data
                 fallback=|| view! { <p class="waiting">"Waiting for the first frame…"</p> }
             >
                 <GpuSection />
+                <TreeSection />
+                <SuggestionsSection />
                 <ChartsSection />
                 <HostPanel />
                 <MountsSection />

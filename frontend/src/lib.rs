@@ -1,13 +1,16 @@
 //! vramio's browser app (Leptos CSR, built to wasm32 by `cargo xtask` and served at the site root).
 //!
 //! Data flows one way: the feed hook ([`feed::use_live_feed`]) owns the WebSocket and hands each
-//! decoded `ServerMsg` to the [`store::Store`], the only writer, which keeps per host the latest frame
-//! and a bounded history; the views in [`views`] read it and render, with [`chart::Chart`] drawing
-//! the time series. Pure logic (dedup, series, geometry, formatting, backoff) is in plain functions
+//! decoded `ServerMsg` to the [`store::Store`], the only writer, which keeps per host the latest frame,
+//! a bounded history and the latest diagnosis; the views in [`views`] read it and render, with
+//! [`chart::Chart`] drawing the time series and [`diag`] turning the server's diagnosis into words,
+//! flowchart geometry and the lit path. Pure logic (dedup, series, geometry, formatting, backoff) is in plain functions
 //! tested natively with `cargo test -p frontend --lib`.
 
 pub mod app;
 pub mod chart;
+pub mod clipboard;
+pub mod diag;
 pub mod feed;
 pub mod format;
 pub mod model;

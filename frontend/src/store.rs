@@ -2,12 +2,16 @@
 //!
 //! The feed hook (`feed.rs`) hands it decoded `ServerMsg`s through [`Store::apply`]; views read the
 //! memos and read-only signals it exposes. Per host it keeps the latest frame and a bounded history of
-//! chart samples ([`crate::model::Hosts`]), deduplicated by seq.
+//! chart samples ([`crate::model::Hosts`]), deduplicated by seq, and the latest diagnosis the server
+//! sent (the page never computes one).
 
 use crate::model::{Accepted, FrameRef, HostStatus, Hosts, Sample};
 use leptos::prelude::*;
+use shared::diagnosis::Diagnosis;
 use shared::window::Ring;
 use shared::{ErrorCode, PROTOCOL_VERSION, ServerMsg};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What `hello` said about the server.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,6 +71,8 @@ pub struct Store {
     server: RwSignal<Option<ServerInfo>>,
     notices: RwSignal<Vec<Notice>>,
     selected: RwSignal<Option<String>>,
+    /// The latest `diagnosis` message per host.
+    diagnoses: RwSignal<BTreeMap<String, Arc<Diagnosis>>>,
     /// Every host known, by name.
     pub host_names: Memo<Vec<String>>,
     /// The host the page shows: the selected one, else the first.
@@ -79,6 +85,8 @@ pub struct Store {
     pub host_status: Memo<Option<HostStatus>>,
     /// The sampling interval in force (newest frame, else `hello`, else 1 s).
     pub interval_ms: Memo<u64>,
+    /// The current host's latest diagnosis (none until the server sends one).
+    pub diagnosis: Memo<Option<Arc<Diagnosis>>>,
 }
 
 impl Store {
@@ -118,17 +126,26 @@ impl Store {
                 .or_else(|| server.with(|s| s.as_ref().map(|s| s.interval_ms)))
                 .unwrap_or(1000)
         });
+        let diagnoses = RwSignal::new(BTreeMap::<String, Arc<Diagnosis>>::new());
+        let diagnosis = Memo::new(move |_| {
+            current_host.with(|c| {
+                c.as_ref()
+                    .and_then(|c| diagnoses.with(|d| d.get(c).cloned()))
+            })
+        });
         Store {
             hosts,
             server,
             notices: RwSignal::new(Vec::new()),
             selected,
+            diagnoses,
             host_names,
             current_host,
             latest,
             received_at_ms,
             host_status,
             interval_ms,
+            diagnosis,
         }
     }
 
@@ -200,6 +217,25 @@ impl Store {
                     error,
                 });
             }),
+            ServerMsg::Diagnosis { host, diagnosis } => {
+                if self.hosts.with_untracked(|h| h.get(&host).is_none()) {
+                    let interval = self
+                        .server
+                        .with_untracked(|s| s.as_ref().map_or(1000, |s| s.interval_ms));
+                    self.hosts.update(|h| {
+                        h.ensure(&host, interval);
+                    });
+                }
+                let diagnosis = Arc::new(*diagnosis);
+                // An unchanged diagnosis (re-sent to show it still holds) notifies nobody.
+                self.diagnoses.maybe_update(|d| {
+                    let changed = d.get(&host) != Some(&diagnosis);
+                    if changed {
+                        d.insert(host, diagnosis);
+                    }
+                    changed
+                });
+            }
             ServerMsg::Lagged { skipped } => self.notice(Notice::Lagged { skipped }),
             ServerMsg::Error { code, message } => self.notice(Notice::Server { code, message }),
             ServerMsg::Pong => {}
@@ -308,6 +344,45 @@ mod tests {
         );
         store.dismiss(0);
         assert!(store.notices().get_untracked().is_empty());
+    }
+
+    #[test]
+    fn keeps_the_latest_diagnosis_per_host() {
+        use shared::diagnosis::{Severity, Verdict};
+        let diag = |verdict, t_ms| Diagnosis {
+            verdict,
+            severity: Severity::Ok,
+            path: vec![],
+            findings: vec![],
+            projections: vec![],
+            window_s: 60.0,
+            t_ms,
+        };
+        let store = Store::new();
+        store.apply(
+            ServerMsg::hello(vec!["a".into(), "b".into()], 1000, "0.1.0"),
+            0.0,
+        );
+        assert_eq!(store.diagnosis.get_untracked(), None);
+        let send = |host: &str, d: Diagnosis| {
+            store.apply(
+                ServerMsg::Diagnosis {
+                    host: host.into(),
+                    diagnosis: Box::new(d),
+                },
+                0.0,
+            );
+        };
+        send("a", diag(Verdict::Healthy, 1));
+        send("b", diag(Verdict::DiskSpaceRisk, 1));
+        send("a", diag(Verdict::GpuMemoryPressure, 2));
+        let verdict = || store.diagnosis.get_untracked().map(|d| d.verdict);
+        assert_eq!(verdict(), Some(Verdict::GpuMemoryPressure));
+        store.select("b".into());
+        assert_eq!(verdict(), Some(Verdict::DiskSpaceRisk));
+        // A diagnosis for a host `hello` did not name makes it known.
+        send("c", diag(Verdict::NoData, 1));
+        assert_eq!(store.host_names.get_untracked(), vec!["a", "b", "c"]);
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! The `/ws` protocol (DESIGN section 4): JSON text messages tagged by `type`.
 //!
 //! Server: `hello` first, then `backfill` (frames the client missed or never saw), then one `frame`
-//! per tick per host, `host_status`, `lagged { skipped }` when a client fell behind, `error` for a
+//! per tick per host, `diagnosis` when it changes (and at least every few seconds), `host_status`, `lagged { skipped }` when a client fell behind, `error` for a
 //! bad client message, `pong`. Client: `subscribe { hosts, since_seq }` and `ping`.
 //! [`PROTOCOL_VERSION`] changes on any breaking change; golden fixtures in `tests/` pin it.
 
+use crate::diagnosis::Diagnosis;
 use crate::frame::Frame;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,11 @@ pub enum ServerMsg {
     Backfill { host: String, frames: Vec<Frame> },
     /// One tick of one host (boxed: a frame is far larger than the other messages).
     Frame { frame: Box<Frame> },
+    /// The host's current diagnosis: sent when it changes and at least every few seconds.
+    Diagnosis {
+        host: String,
+        diagnosis: Box<Diagnosis>,
+    },
     /// Liveness of a host's data.
     HostStatus {
         host: String,

@@ -1,6 +1,8 @@
 //! Storage tables: mounts (space and inodes) and block devices (`iostat -x`-style I/O) of the current
-//! host's latest frame, each row with its own errors. Reads `Store::latest`.
+//! host's latest frame, each row with its own errors. Reads `Store::latest`, and `Store::diagnosis`
+//! for a mount's time-to-full projection.
 
+use super::projection::ProjectionTag;
 use super::{Bar, Errors};
 use crate::format::{
     DASH, item_errors, mount_kind, opt_bytes, opt_mib_s, opt_ms, opt_num, opt_pct, rotational,
@@ -8,6 +10,7 @@ use crate::format::{
 };
 use crate::store::use_store;
 use leptos::prelude::*;
+use shared::diagnosis::ProjectionKind;
 use shared::{BlockDevice, Mount, Source};
 
 /// Names of the items of one list in the latest frame, and the section's errors.
@@ -92,6 +95,7 @@ fn MountRow(point: String) -> impl IntoView {
     });
     let errors = row_errors(Source::Mounts, point.clone());
     let attr = point.clone();
+    let proj_subject = point.clone();
     let text = move |f: fn(&Mount) -> String| {
         move || mount.with(|m| m.as_ref().map_or_else(|| DASH.to_owned(), f))
     };
@@ -112,6 +116,7 @@ fn MountRow(point: String) -> impl IntoView {
             <td class="bar-col">
                 <Bar pct=used_pct />
                 <span class="bar-label">{move || opt_pct(used_pct.get())}</span>
+                <ProjectionTag kind=ProjectionKind::TimeToFullDisk subject=proj_subject />
             </td>
             <td class="num">{text(|m| opt_pct(m.inodes_used_pct()))}</td>
         </tr>

@@ -1,12 +1,15 @@
 //! GPU cards: one per GPU of the current host's latest frame, with memory, utilization,
-//! temperature, power, state, its errors and its process table. Reads `Store::latest`.
+//! temperature, power, state, its errors and its process table. Reads `Store::latest`, and
+//! `Store::diagnosis` for the memory time-to-full projection.
 
 use super::Errors;
+use super::projection::ProjectionTag;
 use crate::format::{
     DASH, gpu_item, item_errors, opt_bytes, opt_pct, opt_temp, power, section_errors,
 };
 use crate::store::use_store;
 use leptos::prelude::*;
+use shared::diagnosis::ProjectionKind;
 use shared::units::Bytes;
 use shared::{Gpu, GpuMemory, GpuProcess, GpuState, Source};
 
@@ -136,6 +139,8 @@ fn GpuCard(index: u32) -> impl IntoView {
                     </span>
                     " total · "
                     <strong class="mem-pct">{move || opt_pct(mem().and_then(|m| m.used_pct()))}</strong>
+                    " "
+                    <ProjectionTag kind=ProjectionKind::TimeToFullGpuMemory subject=gpu_item(index) />
                 </div>
             </div>
             <dl class="stats">

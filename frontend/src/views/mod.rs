@@ -1,11 +1,17 @@
 //! The page's sections. Each reads the store from context and renders; none writes live data or
-//! computes a diagnosis. Shared bits (error lists, bars) live here.
+//! computes a diagnosis (the diagnosis views only present the server's, through `crate::diag`).
+//! Shared bits (error lists, bars) live here.
 
 pub mod charts;
 pub mod disks;
+pub mod evidence;
 pub mod gpu;
 pub mod host;
+pub mod projection;
 pub mod status;
+pub mod suggestions;
+pub mod tree;
+pub mod verdict;
 
 use leptos::prelude::*;
 use shared::units::Percent;

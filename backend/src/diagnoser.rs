@@ -1,0 +1,111 @@
+//! The diagnosis stage: keeps a sliding window of this host's frames and runs
+//! `shared::diagnosis::diagnose` on every tick, deciding when the result is worth sending.
+//!
+//! Fed by the sampler thread right after each tick (diagnosis is pure and takes tens of µs), it
+//! hands the hub a new diagnosis when the verdict, severity, path or set of findings changes, and
+//! at least every [`RESEND_EVERY`] so evidence figures stay fresh on the page.
+
+use shared::Frame;
+use shared::diagnosis::{Diagnosis, Thresholds, diagnose};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// The window the live diagnosis looks at (DESIGN section 6: "the last 60 s").
+pub const DEFAULT_WINDOW: Duration = Duration::from_secs(60);
+/// A diagnosis is re-sent at least this often even when nothing changed.
+pub const RESEND_EVERY: Duration = Duration::from_secs(5);
+
+/// What identifies a diagnosis for "did it change": everything but the evidence figures.
+#[derive(Debug, PartialEq, Eq)]
+struct Signature(String);
+
+fn signature(d: &Diagnosis) -> Signature {
+    let mut s = format!("{:?}/{:?}", d.verdict, d.severity);
+    for n in &d.path {
+        s.push_str(&format!("|{:?}={:?}", n.node, n.answer));
+    }
+    for f in &d.findings {
+        s.push_str(&format!("|{:?}:{:?}:{:?}", f.rule, f.subject, f.severity));
+    }
+    Signature(s)
+}
+
+pub struct Diagnoser {
+    window: VecDeque<Frame>,
+    span_ms: u64,
+    thresholds: Thresholds,
+    prev: Option<Diagnosis>,
+    sent: Option<(Signature, Instant)>,
+}
+
+impl Diagnoser {
+    pub fn new(thresholds: Thresholds, window: Duration) -> Self {
+        Diagnoser {
+            window: VecDeque::new(),
+            span_ms: u64::try_from(window.as_millis()).unwrap_or(u64::MAX),
+            thresholds,
+            prev: None,
+            sent: None,
+        }
+    }
+
+    /// Adds `frame` to the window, diagnoses it, and returns the diagnosis when it should be
+    /// sent (changed, or not sent for [`RESEND_EVERY`]).
+    pub fn observe(&mut self, frame: Frame) -> Option<&Diagnosis> {
+        let newest = frame.t_ms;
+        self.window.push_back(frame);
+        while self
+            .window
+            .front()
+            .is_some_and(|f| newest.saturating_sub(f.t_ms) > self.span_ms)
+        {
+            self.window.pop_front();
+        }
+        let frames = self.window.make_contiguous();
+        let d = diagnose(frames, &self.thresholds, self.prev.as_ref());
+        let sig = signature(&d);
+        let due = match &self.sent {
+            None => true,
+            Some((last, at)) => *last != sig || at.elapsed() >= RESEND_EVERY,
+        };
+        self.prev = Some(d);
+        if due {
+            self.sent = Some((sig, Instant::now()));
+            self.prev.as_ref()
+        } else {
+            None
+        }
+    }
+
+    /// Frames currently in the window.
+    pub fn window_len(&self) -> usize {
+        self.window.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(t_ms: u64) -> Frame {
+        Frame::empty("h", t_ms / 1000, t_ms, 1000)
+    }
+
+    #[test]
+    fn window_is_bounded_by_time() {
+        let mut d = Diagnoser::new(Thresholds::default(), Duration::from_secs(10));
+        for s in 0..30 {
+            d.observe(frame(s * 1000));
+        }
+        assert_eq!(d.window_len(), 11);
+    }
+
+    #[test]
+    fn sends_on_first_then_only_on_change_or_resend_period() {
+        let mut d = Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW);
+        assert!(d.observe(frame(0)).is_some(), "the first diagnosis is sent");
+        assert!(d.observe(frame(1000)).is_none(), "an unchanged one is not");
+        d.sent = d.sent.take().map(|(s, at)| (s, at - RESEND_EVERY));
+        assert!(d.observe(frame(2000)).is_some(), "re-sent after the period");
+    }
+}

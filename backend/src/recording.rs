@@ -1,0 +1,132 @@
+//! Recordings: frames as NDJSON (one `Frame` JSON object per line), written by `vramio record`
+//! and read by `vramio check --from`.
+//!
+//! Reading is forgiving where recordings really break (a run killed mid-line leaves a truncated
+//! last line; blank lines) and precise about everything else: each malformed line is reported with
+//! its number and the reason, and the frames that did parse are still used.
+
+use shared::Frame;
+use std::io::Write;
+
+/// A line that could not be read as a frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BadLine {
+    pub line: usize,
+    pub reason: String,
+}
+
+impl std::fmt::Display for BadLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.reason)
+    }
+}
+
+/// The frames of a recording, oldest first, and the lines that were skipped.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub frames: Vec<Frame>,
+    pub bad_lines: Vec<BadLine>,
+}
+
+/// Parses NDJSON text. Frames are sorted by time (several hosts: only the first host's frames are
+/// kept, and the others are reported, since a diagnosis is per host).
+pub fn parse(text: &str) -> Parsed {
+    let mut out = Parsed::default();
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Frame>(trimmed) {
+            Ok(frame) => out.frames.push(frame),
+            Err(e) => out.bad_lines.push(BadLine {
+                line: line_no,
+                reason: e.to_string(),
+            }),
+        }
+    }
+    if let Some(host) = out.frames.first().map(|f| f.host.clone()) {
+        let others = out.frames.iter().filter(|f| f.host != host).count();
+        if others > 0 {
+            out.frames.retain(|f| f.host == host);
+            out.bad_lines.push(BadLine {
+                line: 0,
+                reason: format!("{others} frames of other hosts skipped (diagnosing {host})"),
+            });
+        }
+    }
+    out.frames.sort_by_key(|f| (f.t_ms, f.seq));
+    out
+}
+
+/// Keeps the frames within `window` of the newest one.
+pub fn last_window(frames: Vec<Frame>, window: std::time::Duration) -> Vec<Frame> {
+    let Some(newest) = frames.last().map(|f| f.t_ms) else {
+        return frames;
+    };
+    let span = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
+    frames
+        .into_iter()
+        .filter(|f| newest.saturating_sub(f.t_ms) <= span)
+        .collect()
+}
+
+/// Writes one frame as one line and flushes, so a killed recorder loses at most that line.
+pub fn write_frame(out: &mut impl Write, frame: &Frame) -> std::io::Result<()> {
+    let line = serde_json::to_string(frame).map_err(std::io::Error::other)?;
+    out.write_all(line.as_bytes())?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(seq: u64, t: u64, host: &str) -> String {
+        serde_json::to_string(&Frame::empty(host, seq, t, 1000)).expect("encodes")
+    }
+
+    #[test]
+    fn round_trips_and_reports_bad_lines_by_number() {
+        let mut buf = Vec::new();
+        for (seq, t) in [(1, 1000), (2, 2000)] {
+            write_frame(&mut buf, &Frame::empty("h", seq, t, 1000)).expect("write");
+        }
+        let mut text = String::from_utf8(buf).expect("utf8");
+        text.push_str("{\"seq\": \"three\"}\n\n");
+        text.push_str(&line(4, 4000, "h"));
+        text.push('\n');
+        text.push_str(&line(5, 5000, "h")[..20]); // truncated by a kill
+        let p = parse(&text);
+        assert_eq!(
+            p.frames.iter().map(|f| f.seq).collect::<Vec<_>>(),
+            vec![1, 2, 4]
+        );
+        assert_eq!(p.bad_lines.len(), 2);
+        assert_eq!(p.bad_lines[0].line, 3);
+        assert_eq!(p.bad_lines[1].line, 6);
+        assert!(p.bad_lines[0].to_string().starts_with("line 3: "));
+    }
+
+    #[test]
+    fn other_hosts_are_skipped_and_said() {
+        let text = [line(1, 1000, "a"), line(1, 1500, "b"), line(2, 2000, "a")].join("\n");
+        let p = parse(&text);
+        assert_eq!(p.frames.len(), 2);
+        assert!(p.bad_lines[0].reason.contains("other hosts"));
+    }
+
+    #[test]
+    fn window_keeps_the_newest_span() {
+        let frames: Vec<Frame> = (0..10)
+            .map(|s| Frame::empty("h", s, s * 1000, 1000))
+            .collect();
+        let kept = last_window(frames, std::time::Duration::from_secs(3));
+        assert_eq!(
+            kept.iter().map(|f| f.seq).collect::<Vec<_>>(),
+            vec![6, 7, 8, 9]
+        );
+    }
+}

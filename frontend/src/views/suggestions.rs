@@ -1,0 +1,228 @@
+//! The findings panel: every finding of the current diagnosis (the verdict's first, then by
+//! severity; order from `crate::diag::order_findings`) with its evidence and suggestions, each
+//! suggestion's how-to in a code block with a Copy button. Reads `Store::diagnosis`.
+
+use super::evidence::EvidenceList;
+use crate::clipboard::{copy_text, select_contents};
+use crate::diag::{order_findings, rule_words, severity_attr, wire_id};
+use crate::format::{DASH, pct};
+use crate::store::use_store;
+use leptos::html::Code;
+use leptos::prelude::*;
+use shared::diagnosis::{Finding, RuleId, Suggestion};
+use shared::units::Percent;
+use std::time::Duration;
+
+/// How long the button says "Copied".
+const COPIED_FOR: Duration = Duration::from_millis(1500);
+
+/// A finding is the same finding from one diagnosis to the next when its rule and subject are.
+type FindingKey = (RuleId, Option<String>);
+
+/// What a copy button says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyState {
+    Idle,
+    Copied,
+    /// No clipboard access: the text is selected for a manual copy.
+    Manual,
+}
+
+pub fn copy_label(s: CopyState) -> &'static str {
+    match s {
+        CopyState::Idle => "Copy",
+        CopyState::Copied => "Copied",
+        CopyState::Manual => "Selected: press Ctrl+C",
+    }
+}
+
+/// A confidence (0..1) as a percentage; a dash when out of range.
+pub fn confidence_text(c: f64) -> String {
+    if (0.0..=1.0).contains(&c) {
+        pct(Percent((c * 100.0).round()))
+    } else {
+        DASH.to_owned()
+    }
+}
+
+#[component]
+pub fn SuggestionsSection() -> impl IntoView {
+    let store = use_store();
+    let keys = Memo::new(move |_| {
+        store.diagnosis.with(|d| {
+            d.as_ref()
+                .map(|d| {
+                    order_findings(&d.findings, d.verdict)
+                        .into_iter()
+                        .map(|f| (f.rule, f.subject.clone()))
+                        .collect::<Vec<FindingKey>>()
+                })
+                .unwrap_or_default()
+        })
+    });
+    let have = move || store.diagnosis.with(Option::is_some);
+    view! {
+        <section class="section" aria-labelledby="findings-h">
+            <h2 id="findings-h">"Findings and suggestions"</h2>
+            <Show
+                when=move || !keys.with(Vec::is_empty)
+                fallback=move || {
+                    view! {
+                        <p class="empty">
+                            {move || if have() { "No findings: nothing to change." } else { "Waiting for the diagnosis…" }}
+                        </p>
+                    }
+                }
+            >
+                <div class="findings">
+                    <For each=move || keys.get() key=|k| k.clone() children=move |k| view! { <FindingCard k /> } />
+                </div>
+            </Show>
+        </section>
+    }
+}
+
+#[component]
+fn FindingCard(k: FindingKey) -> impl IntoView {
+    let store = use_store();
+    let key = k.clone();
+    let finding = Memo::new(move |_| {
+        store.diagnosis.with(|d| {
+            d.as_ref().and_then(|d| {
+                d.findings
+                    .iter()
+                    .find(|f| f.rule == key.0 && f.subject == key.1)
+                    .cloned()
+            })
+        })
+    });
+    let severity = move || finding.with(|f| f.as_ref().map(|f| severity_attr(f.severity)));
+    let text = move |f: fn(&Finding) -> String| {
+        move || finding.with(|x| x.as_ref().map_or_else(|| DASH.to_owned(), f))
+    };
+    let evidence = move || {
+        let ev = finding.with(|f| f.as_ref().map(|f| f.evidence.clone()).unwrap_or_default());
+        view! { <EvidenceList evidence=ev /> }
+    };
+    let suggestions = Memo::new(move |_| {
+        finding.with(|f| {
+            f.as_ref()
+                .map(|f| {
+                    f.suggestions
+                        .iter()
+                        .map(|s| s.id)
+                        .enumerate()
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+    });
+    let (rule, subject) = k;
+    view! {
+        <article
+            class=move || format!("finding card sev-{}", severity().unwrap_or("unknown"))
+            data-testid="finding"
+            data-rule=wire_id(&rule)
+            data-severity=severity
+        >
+            <header class="finding-head">
+                <span class="sev-badge">{severity}</span>
+                <h3>{rule_words(rule)}</h3>
+                {subject.map(|s| view! { <span class="finding-subject mono">{s}</span> })}
+                <span class="confidence" title="How sure the rule is">
+                    "confidence " {text(|f| confidence_text(f.confidence))}
+                </span>
+            </header>
+            <details class="finding-evidence">
+                <summary>"Evidence"</summary>
+                {evidence}
+            </details>
+            <For
+                each=move || suggestions.get()
+                key=|s| *s
+                children=move |(i, _)| {
+                    let s = Memo::new(move |_| {
+                        finding.with(|f| f.as_ref().and_then(|f| f.suggestions.get(i).cloned()))
+                    });
+                    move || s.get().map(|s| view! { <SuggestionItem s /> })
+                }
+            />
+        </article>
+    }
+}
+
+#[component]
+fn SuggestionItem(s: Suggestion) -> impl IntoView {
+    let code = NodeRef::<Code>::new();
+    let how_to = s.how_to.clone();
+    view! {
+        <div class="suggestion" data-testid="suggestion" data-suggestion-id=wire_id(&s.id)>
+            <h4>{s.title}</h4>
+            <p class="why"><span class="k">"Why: "</span>{s.why}</p>
+            <p class="effect"><span class="k">"Effect: "</span>{s.effect}</p>
+            <div class="snippet">
+                <pre><code node_ref=code>{s.how_to}</code></pre>
+                <CopyButton text=how_to code />
+            </div>
+        </div>
+    }
+}
+
+#[component]
+fn CopyButton(text: String, code: NodeRef<Code>) -> impl IntoView {
+    let state = RwSignal::new(CopyState::Idle);
+    let on_click = move |_| {
+        copy_text(&text, move |ok| {
+            if ok {
+                state.try_set(CopyState::Copied);
+            } else {
+                state.try_set(CopyState::Manual);
+                if let Some(el) = code.get_untracked() {
+                    select_contents(&el);
+                }
+            }
+            set_timeout(
+                move || {
+                    state.try_set(CopyState::Idle);
+                },
+                COPIED_FOR,
+            );
+        });
+    };
+    view! {
+        <button
+            class="copy"
+            type="button"
+            data-testid="copy"
+            data-state=move || match state.get() {
+                CopyState::Idle => "idle",
+                CopyState::Copied => "copied",
+                CopyState::Manual => "manual",
+            }
+            on:click=on_click
+        >
+            {move || copy_label(state.get())}
+        </button>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confidence_is_a_percentage() {
+        assert_eq!(confidence_text(0.966), "97%");
+        assert_eq!(confidence_text(1.0), "100%");
+        assert_eq!(confidence_text(0.0), "0%");
+        assert_eq!(confidence_text(1.5), "—");
+        assert_eq!(confidence_text(f64::NAN), "—");
+    }
+
+    #[test]
+    fn the_button_says_what_happened() {
+        assert_eq!(copy_label(CopyState::Idle), "Copy");
+        assert_eq!(copy_label(CopyState::Copied), "Copied");
+        assert!(copy_label(CopyState::Manual).contains("Ctrl+C"));
+    }
+}
