@@ -1,0 +1,262 @@
+//! Golden JSON fixtures pin the wire protocol: every server and client message type, with a frame
+//! whose every field is filled, must serialize to exactly the text in `tests/fixtures/protocol/`
+//! and parse back to the same value. A change that alters them is a protocol change: bump
+//! `PROTOCOL_VERSION`, then regenerate with `VRAMIO_BLESS=1 cargo test -p shared --test golden`.
+
+use shared::diagnosis::{Thresholds, diagnose};
+use shared::{
+    BlockDevice, Bytes, BytesPerSec, ClientMsg, ErrorCode, Frame, Gpu, GpuMemory, GpuProcess,
+    GpuState, HostState, Mount, MountKind, NvmlStatus, Percent, Psi, ServerMsg, Source, SourceCost,
+    SourceError, SystemStats,
+};
+use std::path::PathBuf;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/protocol")
+}
+
+/// A frame with every field present: one healthy GPU with an orphan process, one lost GPU.
+fn full_frame() -> Frame {
+    Frame {
+        seq: 1_764_500_000_123,
+        t_ms: 1_764_500_000_000,
+        host: "gpu-node-7".into(),
+        interval_ms: 1000,
+        nvml: NvmlStatus::Ok {
+            driver_version: Some("580.00".into()),
+        },
+        gpus: vec![
+            Gpu {
+                index: 0,
+                uuid: "GPU-3f1c2a7e-91d4-4b2e-8c55-0a9b7e6d1f20".into(),
+                name: "NVIDIA H100 80GB HBM3".into(),
+                state: GpuState::Ok,
+                memory: Some(GpuMemory {
+                    total_bytes: Bytes::from_mib(81559),
+                    used_bytes: Bytes::from_mib(52000),
+                    reserved_bytes: Bytes::from_mib(512),
+                    free_bytes: Bytes::from_mib(29047),
+                }),
+                utilization_gpu_pct: Some(Percent(92.0)),
+                utilization_memory_pct: Some(Percent(61.0)),
+                temperature_c: Some(67.0),
+                power_w: Some(612.5),
+                power_limit_w: Some(700.0),
+                processes: Some(vec![
+                    GpuProcess {
+                        pid: 4242,
+                        name: Some("python3".into()),
+                        user: Some("alice".into()),
+                        used_bytes: Some(Bytes::from_mib(51200)),
+                    },
+                    GpuProcess {
+                        pid: 4_000_001,
+                        name: None,
+                        user: None,
+                        used_bytes: Some(Bytes::from_mib(300)),
+                    },
+                ]),
+            },
+            Gpu {
+                index: 1,
+                uuid: "GPU-8a2d5c11-47e0-4f6b-b3a9-2c7d1e0f5b44".into(),
+                name: "NVIDIA H100 80GB HBM3".into(),
+                state: GpuState::Lost,
+                memory: None,
+                utilization_gpu_pct: None,
+                utilization_memory_pct: None,
+                temperature_c: None,
+                power_w: None,
+                power_limit_w: None,
+                processes: None,
+            },
+        ],
+        mounts: vec![Mount {
+            mount_point: "/data".into(),
+            device: "/dev/nvme0n1p1".into(),
+            fs_type: "xfs".into(),
+            kind: MountKind::LocalNvme,
+            total_bytes: Bytes(3_840_000_000_000),
+            used_bytes: Bytes(2_900_000_000_000),
+            available_bytes: Bytes(940_000_000_000),
+            inodes_total: Some(375_000_000),
+            inodes_used: Some(1_200_000),
+            read_only: false,
+        }],
+        block_devices: vec![BlockDevice {
+            name: "nvme0n1".into(),
+            rotational: Some(false),
+            partitions: vec!["nvme0n1p1".into()],
+            read_bytes_total: Bytes(9_876_543_210_000),
+            write_bytes_total: Bytes(1_234_567_890_000),
+            read_bytes_per_sec: Some(BytesPerSec(209_715_200.0)),
+            write_bytes_per_sec: Some(BytesPerSec(52_428_800.0)),
+            read_iops: Some(2000.0),
+            write_iops: Some(500.0),
+            util_pct: Some(Percent(85.0)),
+            r_await_ms: Some(0.5),
+            w_await_ms: Some(3.0),
+            avg_queue_size: Some(2.6),
+        }],
+        system: Some(SystemStats {
+            cpu_count: 64,
+            cpu_pct: Some(Percent(41.5)),
+            iowait_pct: Some(Percent(3.25)),
+            mem_total_bytes: Bytes(540_000_000_000),
+            mem_available_bytes: Some(Bytes(400_000_000_000)),
+            page_cache_bytes: Bytes(120_000_000_000),
+            dirty_bytes: Bytes(1_073_741_824),
+            writeback_bytes: Bytes(67_108_864),
+            swap_total_bytes: Bytes(0),
+            swap_used_bytes: Bytes(0),
+            psi_io: Some(Psi {
+                some_avg10: Percent(12.34),
+                full_avg10: Some(Percent(10.5)),
+            }),
+            psi_memory: Some(Psi {
+                some_avg10: Percent(0.0),
+                full_avg10: Some(Percent(0.0)),
+            }),
+        }),
+        errors: vec![SourceError {
+            source: Source::Gpu,
+            item: Some("gpu 1".into()),
+            message: "GPU is lost (NVML_ERROR_GPU_IS_LOST)".into(),
+        }],
+        cost: vec![
+            SourceCost {
+                source: Source::Gpu,
+                micros: 180,
+            },
+            SourceCost {
+                source: Source::Mounts,
+                micros: 40,
+            },
+            SourceCost {
+                source: Source::BlockDevices,
+                micros: 35,
+            },
+            SourceCost {
+                source: Source::System,
+                micros: 60,
+            },
+        ],
+    }
+}
+
+fn server_messages() -> Vec<(&'static str, ServerMsg)> {
+    let frame = full_frame();
+    let mut window = Vec::new();
+    for i in 0..10u64 {
+        let mut f = frame.clone();
+        f.seq += i;
+        f.t_ms += i * 1000;
+        window.push(f);
+    }
+    let diagnosis = diagnose(&window, &Thresholds::default(), None);
+    vec![
+        (
+            "server-hello",
+            ServerMsg::hello(vec!["gpu-node-7".into()], 1000, "0.1.0"),
+        ),
+        (
+            "server-backfill",
+            ServerMsg::Backfill {
+                host: "gpu-node-7".into(),
+                frames: vec![frame.clone()],
+            },
+        ),
+        (
+            "server-frame",
+            ServerMsg::Frame {
+                frame: Box::new(frame),
+            },
+        ),
+        (
+            "server-diagnosis",
+            ServerMsg::Diagnosis {
+                host: "gpu-node-7".into(),
+                diagnosis: Box::new(diagnosis),
+            },
+        ),
+        (
+            "server-host-status",
+            ServerMsg::HostStatus {
+                host: "gpu-node-7".into(),
+                state: HostState::Stale,
+                last_seen_ms: Some(1_764_500_000_000),
+                error: Some("no frame for 3.2 s".into()),
+            },
+        ),
+        ("server-lagged", ServerMsg::Lagged { skipped: 17 }),
+        (
+            "server-error",
+            ServerMsg::Error {
+                code: ErrorCode::BadMessage,
+                message: "cannot read message: expected value at line 1 column 1".into(),
+            },
+        ),
+        ("server-pong", ServerMsg::Pong),
+    ]
+}
+
+fn client_messages() -> Vec<(&'static str, ClientMsg)> {
+    vec![
+        (
+            "client-subscribe",
+            ClientMsg::Subscribe {
+                hosts: Some(vec!["gpu-node-7".into()]),
+                since_seq: Some(1_764_500_000_122),
+            },
+        ),
+        (
+            "client-subscribe-all",
+            ClientMsg::Subscribe {
+                hosts: None,
+                since_seq: None,
+            },
+        ),
+        ("client-ping", ClientMsg::Ping),
+    ]
+}
+
+fn check<T>(name: &str, value: &T)
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    let path = fixtures().join(format!("{name}.json"));
+    let text = serde_json::to_string_pretty(value).expect("serializes") + "\n";
+    if std::env::var_os("VRAMIO_BLESS").is_some() {
+        std::fs::write(&path, &text).expect("write fixture");
+    }
+    let golden = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (VRAMIO_BLESS=1 writes it)", path.display()));
+    assert_eq!(
+        text, golden,
+        "{name} no longer matches its golden fixture: protocol change?"
+    );
+    let back: T = serde_json::from_str(&golden).expect("fixture parses");
+    assert_eq!(&back, value, "{name} does not round-trip");
+}
+
+#[test]
+fn every_server_message_matches_its_golden_fixture() {
+    for (name, msg) in server_messages() {
+        check(name, &msg);
+    }
+}
+
+#[test]
+fn every_client_message_matches_its_golden_fixture() {
+    for (name, msg) in client_messages() {
+        check(name, &msg);
+    }
+}
+
+#[test]
+fn the_fixtures_pin_the_protocol_version() {
+    let hello = std::fs::read_to_string(fixtures().join("server-hello.json")).expect("hello");
+    let v: serde_json::Value = serde_json::from_str(&hello).expect("json");
+    assert_eq!(v["protocol"], shared::PROTOCOL_VERSION);
+    assert_eq!(v["type"], "hello");
+}
