@@ -11,6 +11,7 @@ pub mod check;
 pub mod cli;
 pub mod config;
 pub mod diagnoser;
+pub mod guard;
 pub mod hub;
 pub mod record;
 pub mod recording;

@@ -140,7 +140,10 @@ async fn serve_async(
     let interval = args.sampling.interval;
     let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
     let hub = Hub::new(host.clone(), interval, config);
-    let state = AppState::new(hub.clone());
+    let mut state = AppState::new(hub.clone());
+    if !args.bind.is_loopback() {
+        state.host_policy = vramio::guard::HostPolicy::Any;
+    }
     let shutdown = state.shutdown.clone();
     let sessions = state.sessions.clone();
 

@@ -3,6 +3,7 @@
 //! [`app`] is the only place routes are wired; `main.rs` and the tests both call it. Responses are
 //! compressed when the client accepts it and carry the security headers of DESIGN section 7.
 
+use crate::guard::HostPolicy;
 use crate::hub::Hub;
 use crate::session::{self, SessionParams};
 use axum::extract::ws::WebSocketUpgrade;
@@ -40,6 +41,8 @@ pub struct AppState {
     /// Tracks WebSocket sessions so shutdown can wait for their Close frames.
     pub sessions: TaskTracker,
     pub started: Instant,
+    /// Which `Host` names are served (loopback only while bound to loopback).
+    pub host_policy: HostPolicy,
 }
 
 impl AppState {
@@ -49,6 +52,7 @@ impl AppState {
             shutdown: CancellationToken::new(),
             sessions: TaskTracker::new(),
             started: Instant::now(),
+            host_policy: HostPolicy::LoopbackOnly,
         }
     }
 }
@@ -62,6 +66,10 @@ pub fn app(state: AppState) -> Router {
         .route("/api/schema", get(schema))
         .route("/api/{*rest}", get(api_not_found))
         .fallback(get(static_file))
+        .layer(axum::middleware::from_fn_with_state(
+            state.host_policy,
+            crate::guard::layer,
+        ))
         .with_state(state)
         .layer(CompressionLayer::new())
         .layer(header_layer(header::CONTENT_SECURITY_POLICY, CSP))

@@ -176,3 +176,26 @@ async fn bundle_files_have_their_content_types() {
         );
     }
 }
+
+#[tokio::test]
+async fn dns_rebinding_and_cross_site_websockets_are_refused() {
+    let st = state();
+    let ok = get(&st, "/api/schema", &[("host", "localhost:7575")]).await;
+    assert_eq!(ok.status(), StatusCode::OK);
+    let rebound = get(&st, "/api/schema", &[("host", "attacker.example:7575")]).await;
+    assert_eq!(rebound.status(), StatusCode::FORBIDDEN);
+    let cross = get(
+        &st,
+        "/ws",
+        &[
+            ("host", "127.0.0.1:7575"),
+            ("origin", "https://attacker.example"),
+            ("connection", "upgrade"),
+            ("upgrade", "websocket"),
+            ("sec-websocket-version", "13"),
+            ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="),
+        ],
+    )
+    .await;
+    assert_eq!(cross.status(), StatusCode::FORBIDDEN);
+}
