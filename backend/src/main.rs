@@ -143,6 +143,11 @@ async fn serve_async(
     let mut state = AppState::new(hub.clone());
     if !args.bind.is_loopback() {
         state.host_policy = vramio::guard::HostPolicy::Any;
+        tracing::warn!(
+            bind = %args.bind,
+            "listening beyond loopback without authentication: anyone who can reach this port \
+             sees this host's GPUs, processes and disks"
+        );
     }
     let shutdown = state.shutdown.clone();
     let sessions = state.sessions.clone();
