@@ -233,7 +233,10 @@ fn test(extra: &[String]) -> Result<()> {
         status(c)
     })?;
     step("frontend bundle", || bundle().map(|_| ()))?;
-    check_browser()?;
+    step(
+        "test tools (chromium, chromedriver, mkfs.ext4)",
+        check_browser,
+    )?;
     step("tests", || {
         let mut c = cargo();
         c.args(["test", "--workspace", "--locked"]);
@@ -255,18 +258,50 @@ fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
     Ok(())
 }
 
-/// The browser tests drive Debian's chromium through chromedriver; say how to get them.
+/// The browser tests drive Debian's chromium through chromedriver, and the check tests loop-mount
+/// an ext4: install what is missing with apt-get when running as root on Debian, else say how.
 fn check_browser() -> Result<()> {
-    for tool in ["chromium", "chromedriver"] {
-        let found = Command::new(tool)
-            .arg("--version")
+    let has = |tool: &str, arg: &str| {
+        Command::new(tool)
+            .arg(arg)
             .output()
-            .is_ok_and(|o| o.status.success());
-        if !found {
-            bail!(
-                "`{tool}` is needed by the browser tests: `apt-get install -y chromium chromium-driver` (or run .ci/run, which installs it)"
-            );
-        }
+            .is_ok_and(|o| o.status.success())
+    };
+    let mut missing = Vec::new();
+    if !has("chromium", "--version") {
+        missing.push("chromium");
     }
-    Ok(())
+    if !has("chromedriver", "--version") {
+        missing.push("chromium-driver");
+    }
+    if !has("mkfs.ext4", "-V") {
+        missing.push("e2fsprogs");
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if !root || !has("apt-get", "--version") {
+        bail!(
+            "the tests need {}: `apt-get install -y {}` (or run .ci/run, which installs them)",
+            missing.join(", "),
+            missing.join(" ")
+        );
+    }
+    eprintln!(
+        "xtask: installing {} with apt-get (once)",
+        missing.join(", ")
+    );
+    let mut update = Command::new("apt-get");
+    update.args(["update", "-q"]);
+    status(update)?;
+    let mut install = Command::new("apt-get");
+    install
+        .args(["install", "-y", "-q", "--no-install-recommends"])
+        .args(&missing)
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    status(install)
 }
