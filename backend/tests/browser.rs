@@ -277,9 +277,13 @@ async fn live_page_shows_scripted_gpus_changes_and_survives_a_restart() {
     })
     .await;
     assert!(used_b <= 78000 * MIB);
-    let seq_b = num_attr(&c, r#"[data-testid="last-seq"]"#, "data-seq")
-        .await
-        .expect("seq");
+    // The page may have taken a frame between the two reads above: wait for seq to move on too.
+    let seq_b = wait_for(Duration::from_secs(10), "seq to advance", || async {
+        num_attr(&c, r#"[data-testid="last-seq"]"#, "data-seq")
+            .await
+            .filter(|s| *s > seq_a)
+    })
+    .await;
     assert!(seq_b > seq_a, "seq {seq_b} after {seq_a}");
     assert!(
         c.find(Locator::Css(r#"[data-testid="block-row"]"#))

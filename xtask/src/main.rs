@@ -239,7 +239,7 @@ fn test(extra: &[String]) -> Result<()> {
     )?;
     step("tests", || {
         let mut c = cargo();
-        c.args(["test", "--workspace", "--locked"]);
+        c.args(["test", "--workspace", "--locked", "--no-fail-fast"]);
         c.args(extra);
         status(c)
     })?;
