@@ -96,6 +96,11 @@ pub struct ServeArgs {
     /// Port to listen on (0 picks a free one).
     #[arg(long, env = "VRAMIO_PORT", default_value_t = 7575)]
     pub port: u16,
+    /// Serve without authentication. vramio has no authentication yet, so this is required to
+    /// --bind anything but loopback: it confirms that anyone who can reach the port may see this
+    /// host's GPUs, processes and disks.
+    #[arg(long, env = "VRAMIO_NO_AUTH")]
+    pub no_auth: bool,
     #[command(flatten)]
     pub diagnosis: DiagnosisArgs,
     #[command(flatten)]
@@ -191,6 +196,17 @@ mod tests {
         };
         assert_eq!(r.duration, Some(Duration::from_secs(2)));
         assert_eq!(r.sampling.interval, Duration::from_millis(200));
+    }
+
+    #[test]
+    fn no_auth_is_a_flag() {
+        let Command::Serve(s) = parse(&["serve", "--bind", "0.0.0.0", "--no-auth"])
+            .expect("parses")
+            .into_command()
+        else {
+            panic!("serve");
+        };
+        assert!(s.no_auth && !s.bind.is_loopback());
     }
 
     #[test]

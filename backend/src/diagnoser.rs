@@ -53,7 +53,18 @@ impl Diagnoser {
     /// sent (changed, or not sent for [`RESEND_EVERY`]).
     pub fn observe(&mut self, frame: Frame) -> Option<&Diagnosis> {
         let newest = frame.t_ms;
+        // The wall clock stepped back (NTP, a bad RTC): the old frames no longer line up in time.
+        if self.window.back().is_some_and(|last| newest < last.t_ms) {
+            self.window.clear();
+        }
+        // Bound by count too, whatever the timestamps say.
+        let cap = usize::try_from(self.span_ms / frame.interval_ms.max(1))
+            .unwrap_or(usize::MAX)
+            .saturating_add(2);
         self.window.push_back(frame);
+        while self.window.len() > cap {
+            self.window.pop_front();
+        }
         while self
             .window
             .front()
@@ -98,6 +109,22 @@ mod tests {
             d.observe(frame(s * 1000));
         }
         assert_eq!(d.window_len(), 11);
+    }
+
+    #[test]
+    fn a_clock_step_back_starts_the_window_over() {
+        let mut d = Diagnoser::new(Thresholds::default(), Duration::from_secs(10));
+        for s in 0..5 {
+            d.observe(frame(100_000 + s * 1000));
+        }
+        d.observe(frame(50_000));
+        assert_eq!(d.window_len(), 1);
+        // Frames an hour apart in the past of the newest would not all fit: the count bounds it.
+        let mut d = Diagnoser::new(Thresholds::default(), Duration::from_secs(10));
+        for _ in 0..100 {
+            d.observe(frame(100_000));
+        }
+        assert_eq!(d.window_len(), 12);
     }
 
     #[test]

@@ -37,6 +37,16 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let result = match cli.into_command() {
+        Command::Serve(args) if !args.bind.is_loopback() && !args.no_auth => {
+            eprintln!(
+                "vramio: refusing to listen on {} without authentication, which vramio does not \
+                 have yet: anyone reaching that port would see this host's GPUs, processes and \
+                 users. Keep the default loopback bind and use `ssh -L`, or pass --no-auth to \
+                 accept that.",
+                args.bind
+            );
+            return ExitCode::from(EXIT_USAGE as u8);
+        }
         Command::Serve(args) => match thresholds(args.diagnosis.thresholds.as_deref()) {
             Ok(t) => serve(args, t),
             Err(code) => return code,

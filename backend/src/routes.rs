@@ -15,7 +15,9 @@ use axum::{Json, Router};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Instant;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower_http::compression::CompressionLayer;
@@ -43,7 +45,13 @@ pub struct AppState {
     pub started: Instant,
     /// Which `Host` names are served (loopback only while bound to loopback).
     pub host_policy: HostPolicy,
+    /// One permit per WebSocket viewer: connections are bounded.
+    pub viewers: Arc<Semaphore>,
 }
+
+/// Concurrent WebSocket viewers served; more get 503. Each costs a task and at most
+/// `CHANNEL_CAPACITY` frame references plus its socket buffers.
+pub const MAX_VIEWERS: usize = 1024;
 
 impl AppState {
     pub fn new(hub: Hub) -> Self {
@@ -53,6 +61,7 @@ impl AppState {
             sessions: TaskTracker::new(),
             started: Instant::now(),
             host_policy: HostPolicy::LoopbackOnly,
+            viewers: Arc::new(Semaphore::new(MAX_VIEWERS)),
         }
     }
 }
@@ -92,6 +101,13 @@ async fn ws(
     Query(q): Query<WsQuery>,
     upgrade: WebSocketUpgrade,
 ) -> Response {
+    let Ok(permit) = state.viewers.clone().try_acquire_owned() else {
+        return error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too_many_viewers",
+            "this vramio serves as many viewers as it allows; try again later",
+        );
+    };
     upgrade
         .max_message_size(WS_READ_LIMIT)
         .max_frame_size(WS_READ_LIMIT)
@@ -108,6 +124,7 @@ async fn ws(
             async move {
                 sessions
                     .track_future(async move {
+                        let _permit = permit;
                         let ended = session::run(params, sink, stream).await;
                         tracing::debug!(?ended, "websocket session ended");
                     })

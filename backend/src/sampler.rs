@@ -2,9 +2,9 @@
 //!
 //! Runs on its own OS thread, never on the async runtime. Sources that can hang (NVML, statvfs on
 //! a dead network mount) each run on a worker thread of their own and are waited for only until
-//! the tick's deadline: a slow or hung source is reported in the frame's `errors` and its last
-//! values are kept, while the fast /proc sources still arrive on time. Each source's cost is timed
-//! and carried in the frame.
+//! the tick's deadline: a slow or hung source is reported in the frame's `errors` (GPUs keep their
+//! identity with no readings, mounts their last values, named as such), while the fast /proc
+//! sources still arrive on time. Each source's cost is timed and carried in the frame.
 
 use crate::diagnoser::Diagnoser;
 use crate::hub::Hub;
@@ -174,11 +174,12 @@ impl Sampler {
                 self.last_gpu = Some((reading, Instant::now()));
             }
             Polled::Busy { for_ } => {
-                if let Some((reading, at)) = &self.last_gpu {
-                    apply_gpu(frame, reading);
-                    frame
-                        .errors
-                        .push(slow_error(Source::Gpu, for_, Some(at.elapsed())));
+                if let Some((reading, _)) = &self.last_gpu {
+                    // Keep the GPUs' identities so the page keeps its cards, but never re-stamp
+                    // old readings as this tick's: they are absent until NVML answers again.
+                    frame.nvml = reading.nvml.clone();
+                    frame.gpus = reading.gpus.iter().map(unanswered).collect();
+                    frame.errors.push(slow_error(Source::Gpu, for_, None));
                 } else {
                     frame.nvml = NvmlStatus::Error {
                         message: format!("NVML has not answered for {} ms", for_.as_millis()),
@@ -230,6 +231,23 @@ impl Sampler {
                 message: "the mount reader thread stopped".into(),
             }),
         }
+    }
+}
+
+/// A GPU as known from an earlier tick, with no readings: NVML has not answered this one.
+fn unanswered(g: &shared::Gpu) -> shared::Gpu {
+    shared::Gpu {
+        index: g.index,
+        uuid: g.uuid.clone(),
+        name: g.name.clone(),
+        state: shared::GpuState::Error,
+        memory: None,
+        utilization_gpu_pct: None,
+        utilization_memory_pct: None,
+        temperature_c: None,
+        power_w: None,
+        power_limit_w: None,
+        processes: None,
     }
 }
 

@@ -240,6 +240,11 @@ impl<S: Sink<Message> + Unpin> Session<S> {
     /// Sends every held frame after `since` in `backfill` chunks, built from the frames' existing
     /// encodings (nothing is serialized again).
     async fn backfill(&mut self, since: Option<u64>) -> Result<(), Ended> {
+        // A `since_seq` beyond anything this server has made comes from another server (the
+        // tunnel now points elsewhere) or from before a clock step: start over rather than wait
+        // for seq to catch up with it.
+        let newest = self.hub.latest().map(|e| e.seq);
+        let since = since.filter(|s| newest.is_some_and(|n| *s <= n));
         let entries: Vec<Arc<Entry>> = self.hub.history_after(since);
         let host_json = serde_json::to_string(self.hub.host()).map_err(|_| Ended::WriteFailed)?;
         for chunk in entries.chunks(BACKFILL_CHUNK) {

@@ -448,6 +448,13 @@ fn bad_input_is_named() {
             .unwrap_or_default()
             .contains("/nonexistent/rec.ndjson")
     );
+    let r = vramio(&["serve", "--bind", "0.0.0.0", "--port", "0"], None);
+    assert_eq!(
+        r.code, 64,
+        "a non-loopback bind needs --no-auth: {}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("without authentication"), "{}", r.stderr);
     let r = vramio(&["check", "--window", "soon"], None);
     assert_eq!(r.code, 64, "bad flag: {}", r.stderr);
     assert!(r.stderr.contains("not a duration"), "{}", r.stderr);

@@ -40,14 +40,17 @@ fn slow_nvml_does_not_delay_the_disk_part_of_frames() {
 
     let mut slowest = Duration::ZERO;
     let mut frames = Vec::new();
+    let mut fresh_at = None;
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(12) {
         let t = Instant::now();
         let frame = sampler.tick();
         slowest = slowest.max(t.elapsed());
-        let done = !frame.gpus.is_empty();
+        if fresh_at.is_none() && frame.gpus.iter().any(|g| g.memory.is_some()) {
+            fresh_at = Some(frames.len());
+        }
         frames.push(frame);
-        if done && frames.len() > 3 {
+        if fresh_at.is_some_and(|at| frames.len() > at + 3) {
             break;
         }
         std::thread::sleep(interval.saturating_sub(t.elapsed()));
@@ -77,16 +80,27 @@ fn slow_nvml_does_not_delay_the_disk_part_of_frames() {
     assert!(matches!(first.nvml, NvmlStatus::Error { .. }));
     assert!(first.cost.iter().any(|c| c.source == Source::BlockDevices));
     // Eventually the slow reading lands, and the frames after it carry the GPU.
-    let with_gpu = frames
-        .iter()
-        .find(|f| !f.gpus.is_empty())
-        .expect("the GPU reading arrives within 12 s");
+    let at = fresh_at.expect("the GPU reading arrives within 12 s");
+    let with_gpu = &frames[at];
     assert_eq!(with_gpu.gpus[0].name, "NVIDIA H100 80GB HBM3");
     let gpu_cost = with_gpu
         .cost
         .iter()
         .find(|c| c.source == Source::Gpu)
         .expect("GPU cost is carried");
+    // The ticks after it, while NVML is busy again, keep the GPU but never re-stamp its old
+    // readings as new ones.
+    let next = &frames[at + 1];
+    assert_eq!(next.gpus.len(), 1);
+    assert_eq!(next.gpus[0].uuid, "GPU-5");
+    assert!(
+        next.gpus[0].memory.is_none(),
+        "old readings are not re-stamped"
+    );
+    assert!(
+        next.errors_for(Source::Gpu)
+            .any(|e| e.message.contains("did not answer"))
+    );
     assert!(
         gpu_cost.micros >= 300_000,
         "the GPU read cost {} µs",

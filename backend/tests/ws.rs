@@ -388,3 +388,57 @@ async fn the_current_diagnosis_follows_the_backfill_and_changes_are_pushed() {
         other => panic!("expected the new diagnosis, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_since_seq_from_another_server_gets_a_full_backfill_not_silence() {
+    let s = server(default_config()).await;
+    for t in 0..3 {
+        s.hub.publish(frame(t)).expect("publish");
+    }
+    // The tunnel used to point at a server whose seqs were far higher.
+    let mut ws = connect(s.addr, "").await;
+    assert!(matches!(next_msg(&mut ws).await, ServerMsg::Hello { .. }));
+    subscribe(&mut ws, Some(1_900_000_000_000)).await;
+    assert_eq!(collect_frames(&mut ws, 3).await, vec![1, 2, 3]);
+    s.hub.publish(frame(3)).expect("publish");
+    assert_eq!(collect_frames(&mut ws, 1).await, vec![4]);
+}
+
+#[tokio::test]
+async fn viewers_are_bounded() {
+    let hub = Hub::new("testhost", Duration::from_secs(1), default_config());
+    let mut state = AppState::new(hub);
+    state.viewers = std::sync::Arc::new(tokio::sync::Semaphore::new(1));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let router = app(state);
+    tokio::spawn(async move { axum::serve(listener, router).await.expect("serve") });
+    let mut first = connect(addr, "").await;
+    assert!(matches!(
+        next_msg(&mut first).await,
+        ServerMsg::Hello { .. }
+    ));
+    let refused = connect_async(format!("ws://{addr}/ws")).await;
+    match refused {
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => {
+            assert_eq!(resp.status(), 503)
+        }
+        other => panic!("a second viewer over the limit must get 503, got {other:?}"),
+    }
+    drop(first);
+    // The permit comes back when the session ends.
+    let mut ok = None;
+    for _ in 0..50 {
+        if let Ok((ws, _)) = connect_async(format!("ws://{addr}/ws")).await {
+            ok = Some(ws);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        ok.is_some(),
+        "a viewer can connect again once the first left"
+    );
+}

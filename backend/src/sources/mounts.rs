@@ -86,6 +86,23 @@ const PLUMBING_TMPFS: &[&str] = &[
     "/var/run/secrets",
 ];
 
+/// Container runtimes' and kubelet's own mounts: every container's root overlay, its secrets and
+/// volumes. On a Kubernetes GPU node there are hundreds; the host's real filesystems under them
+/// are listed once by their own mount point. Dropped whatever their type.
+const CONTAINER_PLUMBING: &[&str] = &[
+    "/var/lib/docker",
+    "/var/lib/containerd",
+    "/run/containerd",
+    "/var/lib/kubelet/pods",
+    "/var/lib/kubelet/plugins",
+    "/run/k3s",
+    "/var/lib/rancher/k3s/agent/containerd",
+    "/run/netns",
+    "/var/run/netns",
+    "/run/docker",
+    "/var/lib/containers/storage/overlay",
+];
+
 /// One line of mountinfo, with the escapes (`\040` for a space) undone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MountEntry {
@@ -167,9 +184,13 @@ fn is_at_or_under(path: &str, dir: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
-/// Whether a mount is kernel plumbing rather than storage (see [`PSEUDO_FS`], [`PLUMBING_TMPFS`]).
+/// Whether a mount is kernel or container plumbing rather than storage (see [`PSEUDO_FS`],
+/// [`PLUMBING_TMPFS`], [`CONTAINER_PLUMBING`]).
 pub fn is_pseudo(entry: &MountEntry) -> bool {
     PSEUDO_FS.contains(&entry.fs_type.as_str())
+        || CONTAINER_PLUMBING
+            .iter()
+            .any(|d| is_at_or_under(&entry.mount_point, d))
         || (entry.fs_type == "tmpfs"
             && (entry.mount_point == "/dev"
                 || PLUMBING_TMPFS
@@ -510,6 +531,19 @@ mod tests {
     }
 
     #[test]
+    fn container_runtime_and_kubelet_mounts_are_dropped() {
+        let (entries, errors) = parse_mountinfo(include_str!(
+            "../../../tests/fixtures/mountinfo/k8s-node.txt"
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        let kept: Vec<String> = select_mounts(entries, |_| true)
+            .into_iter()
+            .map(|e| e.mount_point)
+            .collect();
+        assert_eq!(kept, vec!["/", "/dev/shm", "/data", "/tmp"]);
+    }
+
+    #[test]
     fn unescapes_octal() {
         assert_eq!(unescape(r"/mnt/remote\040files"), "/mnt/remote files");
         assert_eq!(unescape(r"a\011b\134c"), "a\tb\\c");
@@ -546,7 +580,6 @@ mod tests {
                 "/scratch",
                 "/mnt/datasets",
                 "/home",
-                "/var/lib/docker/overlay2/4f1c9a/merged",
                 "/mnt/datasets-local",
                 "/mnt/remote files",
                 "/tmp",
@@ -602,10 +635,14 @@ mod tests {
         assert_eq!(kind("/mnt/cephfs"), MountKind::Network);
         assert_eq!(kind("/tmp"), MountKind::Tmpfs);
         assert_eq!(kind("/dev/shm"), MountKind::Tmpfs);
-        assert_eq!(
-            kind("/var/lib/docker/overlay2/4f1c9a/merged"),
-            MountKind::Overlay
+        // Docker's own overlays are plumbing (dropped); an overlay elsewhere is an Overlay.
+        assert!(
+            kept.iter()
+                .all(|m| !m.mount_point.starts_with("/var/lib/docker"))
         );
+        let (container, _) = parse_mountinfo(CONTAINER);
+        let root = find(&container, "/");
+        assert_eq!(classify(root, None), MountKind::Overlay);
         assert_eq!(kind("/tank"), MountKind::Local);
         assert_eq!(kind("/mnt/iso"), MountKind::Other);
 

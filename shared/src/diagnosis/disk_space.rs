@@ -50,9 +50,14 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
     let mut answers = Vec::new();
     let mut states = Vec::with_capacity(newest.mounts.len());
     for (pos, m) in newest.mounts.iter().enumerate() {
-        let duplicate = newest.mounts[..pos]
-            .iter()
-            .any(|o| o.device == m.device && o.total_bytes == m.total_bytes && !o.read_only);
+        // The same filesystem mounted twice (a bind mount) is judged once. Only a real device
+        // or a network export identifies a filesystem: every tmpfs is called "tmpfs", and two
+        // tmpfs of equal size (/tmp and /dev/shm at half the RAM) are different filesystems.
+        let identifies = m.device.starts_with('/') || m.device.contains(':');
+        let duplicate = identifies
+            && newest.mounts[..pos]
+                .iter()
+                .any(|o| o.device == m.device && o.total_bytes == m.total_bytes && !o.read_only);
         if m.read_only || m.total_bytes.0 == 0 || duplicate {
             continue;
         }

@@ -61,6 +61,11 @@ fn bytes_read(frames: &[Frame], pos: usize, newest: &BlockDevice) -> u64 {
     })
 }
 
+/// A block device layered on other block devices (its I/O is also counted on them).
+fn stacked(name: &str) -> bool {
+    name.starts_with("dm-") || name.starts_with("md")
+}
+
 pub(crate) fn gather(ctx: &Ctx<'_>) -> DiskSeries {
     let n = ctx.frames.len();
     let mut write_by_frame = Vec::with_capacity(n);
@@ -68,7 +73,14 @@ pub(crate) fn gather(ctx: &Ctx<'_>) -> DiskSeries {
     let mut write_total = Moments::default();
     for f in ctx.frames {
         let (mut w, mut r) = (None::<f64>, None::<f64>);
-        for d in &f.block_devices {
+        // Device-mapper (LVM, dm-crypt) and md RAID devices carry I/O that their member disks
+        // count again: sum the physical disks only, unless a frame has nothing else.
+        let physical = f.block_devices.iter().any(|d| !stacked(&d.name));
+        for d in f
+            .block_devices
+            .iter()
+            .filter(|d| !(physical && stacked(&d.name)))
+        {
             if let Some(rb) = d.read_bytes_per_sec {
                 r = Some(r.unwrap_or(0.0) + rb.0);
             }

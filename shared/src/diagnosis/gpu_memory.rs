@@ -30,8 +30,8 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) -> Node
         let ev_level = ctx.tally_ev("gpu_memory_used_pct", &g.subject, "%", &g.mem);
         evidence.push(ev_level.clone());
         let trend = rising(&g.points, th, &mut out.scratch);
-        let ttf = trend.zip(g.total_bytes).and_then(|(t, total)| {
-            time_to_full(t, total)
+        let ttf = trend.zip(g.usable_bytes).and_then(|(t, usable)| {
+            time_to_full(t, usable)
                 .filter(|s| *s <= th.projection_horizon_s)
                 .map(|s| (t, s))
         });

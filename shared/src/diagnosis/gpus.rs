@@ -17,6 +17,9 @@ pub(crate) struct GpuSeries {
     pub mem_low: u32,
     /// Newest total, bytes.
     pub total_bytes: Option<f64>,
+    /// What processes can fill: total minus what the driver reserves (NVML v2 `used` never
+    /// includes `reserved`), the ceiling for time-to-OOM.
+    pub usable_bytes: Option<f64>,
     /// Subsampled `(t_s, used bytes)` for the trend.
     pub points: Vec<(f64, f64)>,
     pub util: Moments,
@@ -115,6 +118,7 @@ pub(crate) fn gather(ctx: &Ctx<'_>) -> Vec<GpuSeries> {
                 mem: Tally::new(band),
                 mem_low: 0,
                 total_bytes: None,
+                usable_bytes: None,
                 points: Vec::with_capacity(th.trend_max_points as usize + 1),
                 util: Moments::default(),
                 util_by_frame: Vec::with_capacity(n),
@@ -142,7 +146,7 @@ pub(crate) fn gather(ctx: &Ctx<'_>) -> Vec<GpuSeries> {
     }
     for (pos, (index, s)) in all.iter_mut().enumerate() {
         s.unavailable_now = ctx.frames.last().is_none_or(|f| {
-            gpu_in(f, pos, *index).is_none_or(|g| g.state != GpuState::Ok || g.memory.is_none())
+            gpu_in(f, pos, *index).is_none_or(|g| g.state == GpuState::Lost || g.memory.is_none())
         });
     }
     all.into_iter().map(|(_, s)| s).collect()
@@ -164,8 +168,10 @@ fn add_sample(
         s.util_low += u32::from(u < th.sawtooth_low_pct);
         s.util_below_starved += u32::from(u < starved_below);
     }
+    // Memory counts whenever it was read: a GPU in `Error` state because an optional reading
+    // (temperature, power, the process list) failed still has a valid memory figure.
     let (Some(g), Some(mem)) = (
-        g.filter(|g| g.state == GpuState::Ok),
+        g.filter(|g| g.state != GpuState::Lost),
         g.and_then(|g| g.memory),
     ) else {
         s.unavailable += 1;
@@ -177,6 +183,7 @@ fn add_sample(
     };
     let used = mem.used_bytes.0 as f64;
     s.total_bytes = Some(mem.total_bytes.0 as f64);
+    s.usable_bytes = Some(mem.total_bytes.0.saturating_sub(mem.reserved_bytes.0) as f64);
     if let Some(p) = mem.used_pct() {
         s.mem.add(p.0);
         s.mem_low += u32::from(p.0 < th.headroom_mem_pct);

@@ -706,3 +706,75 @@ fn the_output_types_have_a_schema() {
     let tree = serde_json::to_string(&schemars::schema_for!(Vec<TreeNode>)).expect("schema");
     assert!(tree.contains("leaf"));
 }
+
+#[test]
+fn a_gpu_whose_optional_readings_fail_still_counts_its_memory() {
+    // E.g. the process list refused (NO_PERMISSION under MIG): state Error, memory still read.
+    let frames = window(60, |_, f| {
+        f.gpus[0] = gpu(0, 80, 97.0, 95.0);
+        f.gpus[0].state = GpuState::Error;
+        f.gpus[0].processes = None;
+    });
+    let d = run(&frames);
+    assert_eq!(d.verdict, Verdict::GpuMemoryPressure);
+    assert_eq!(d.severity, Severity::Critical);
+    assert_eq!(path(&d)[0], (N::GpuMemory, Yes));
+}
+
+#[test]
+fn two_tmpfs_of_equal_size_are_two_filesystems() {
+    let frames = window(60, |_, f| {
+        let size = f.mounts[1].total_bytes.0;
+        let mut tmp = f.mounts[1].clone();
+        tmp.mount_point = "/tmp".to_owned();
+        tmp.used_bytes = Bytes(size / 100 * 96);
+        tmp.available_bytes = Bytes(size - tmp.used_bytes.0);
+        f.mounts.push(tmp);
+    });
+    let d = run(&frames);
+    assert_eq!(d.verdict, Verdict::DiskSpaceRisk, "{:?}", rules(&d));
+    assert!(
+        d.findings
+            .iter()
+            .any(|f| f.rule == RuleId::DiskSpaceRisk && f.subject.as_deref() == Some("/tmp"))
+    );
+}
+
+#[test]
+fn stacked_devices_are_not_counted_twice_in_host_totals() {
+    // dm-0 (LVM on the NVMe) repeats the NVMe's 30 MiB/s of writes: 30, not 60, goes in the sum.
+    let frames = window(10, |_, f| {
+        f.block_devices = vec![
+            disk("nvme0n1", 0.0, 30.0, 0.2, 0.1),
+            disk("dm-0", 0.0, 30.0, 0.2, 0.1),
+        ];
+    });
+    let th = Thresholds::default();
+    let ctx = ctx::Ctx::new(&frames, &th, None);
+    let series = disks::gather(&ctx);
+    let mean = series.write_mean.expect("write rates");
+    assert!((mean - 30.0 * 1024.0 * 1024.0).abs() < 1.0, "{mean}");
+}
+
+#[test]
+fn time_to_oom_counts_against_memory_processes_can_use() {
+    // 80 GiB with 8 GiB reserved by the driver: used can only reach 72 GiB.
+    let frames = window(60, |i, f| {
+        let mut g = gpu(0, 80, 50.0, 95.0);
+        let used = (40 * 1024 + i * 64) * 1024 * 1024;
+        if let Some(m) = g.memory.as_mut() {
+            m.reserved_bytes = Bytes(8 << 30);
+            m.used_bytes = Bytes(used);
+        }
+        f.gpus[0] = g;
+    });
+    let d = run(&frames);
+    let p = d
+        .projections
+        .iter()
+        .find(|p| p.kind == ProjectionKind::TimeToFullGpuMemory)
+        .expect("a projection");
+    // At 64 MiB/s from 40 GiB + 59 * 64 MiB, the 72 GiB ceiling is (72*1024 - 40*1024 - 3776) / 64 s away.
+    let want = (72.0 * 1024.0 - 40.0 * 1024.0 - 59.0 * 64.0) / 64.0;
+    assert!((p.seconds - want).abs() < 1.0, "{} vs {want}", p.seconds);
+}
