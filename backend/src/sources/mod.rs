@@ -6,6 +6,7 @@
 //! unreadable) as `errors` next to the values that did come back.
 
 pub mod block;
+pub mod bounded_statvfs;
 pub mod gpu;
 pub mod mounts;
 pub mod system;

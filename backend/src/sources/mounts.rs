@@ -6,11 +6,13 @@
 //! [`resolve_backing`] in sysfs) -> [`space`] from `statvfs`. A mount whose `statvfs` fails is a
 //! per-item error; the others still report.
 
+use super::bounded_statvfs::{BoundedStatvfs, NETWORK_STATVFS_DEADLINE};
 use super::{MountSource, Reading, SourceFailure};
 use procfs::process::MountInfo;
 use shared::{Bytes, Mount, MountKind, Source, SourceError};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Kernel and virtual filesystems that hold no user data: never shown.
 /// `squashfs` is here too: read-only images (snaps) that are always 100 % full, one per package.
@@ -382,6 +384,7 @@ pub fn space(entry: &MountEntry, kind: MountKind, v: &VfsCounts) -> Mount {
 pub struct ProcMounts {
     mountinfo: PathBuf,
     sysfs: PathBuf,
+    network: BoundedStatvfs,
 }
 
 impl ProcMounts {
@@ -395,6 +398,7 @@ impl ProcMounts {
         ProcMounts {
             mountinfo: mountinfo.into(),
             sysfs: sysfs.into(),
+            network: BoundedStatvfs::default(),
         }
     }
 }
@@ -416,20 +420,32 @@ impl MountSource for ProcMounts {
         // A mount point that cannot be stat'ed is kept: statvfs below reports why.
         let is_dir = |p: &str| std::fs::metadata(p).map_or(true, |m| m.is_dir());
         let mut mounts = Vec::new();
-        for entry in select_mounts(entries, is_dir) {
-            match rustix::fs::statvfs(entry.mount_point.as_str()) {
-                Ok(s) => {
+        let selected = select_mounts(entries, is_dir);
+        self.network
+            .retain(|p| selected.iter().any(|e| e.mount_point == p));
+        let deadline = Instant::now() + NETWORK_STATVFS_DEADLINE;
+        for entry in selected {
+            // A dead file server can hang statvfs for good: network mounts get a deadline.
+            let counts = if kind_by_type(&entry.fs_type) == Some(MountKind::Network) {
+                self.network.statvfs(&entry.mount_point, deadline)
+            } else {
+                rustix::fs::statvfs(entry.mount_point.as_str())
+                    .map(|s| VfsCounts::from(&s))
+                    .map_err(|e| format!("statvfs failed: {e}"))
+            };
+            match counts {
+                Ok(counts) => {
                     let backing = kind_by_type(&entry.fs_type)
                         .is_none()
                         .then(|| resolve_backing(&self.sysfs, &entry.majmin, &entry.device))
                         .flatten();
                     let kind = classify(&entry, backing.as_ref());
-                    mounts.push(space(&entry, kind, &VfsCounts::from(&s)));
+                    mounts.push(space(&entry, kind, &counts));
                 }
-                Err(e) => errors.push(SourceError {
+                Err(message) => errors.push(SourceError {
                     source: Source::Mounts,
                     item: Some(entry.mount_point.clone()),
-                    message: format!("statvfs failed: {e}"),
+                    message,
                 }),
             }
         }
