@@ -39,14 +39,14 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
     /// Print the diagnosis as one JSON object.
-    #[arg(long)]
+    #[arg(long, env = "VRAMIO_JSON")]
     pub json: bool,
     /// How long to sample (with --from: how much of the recording's end to diagnose; all of it
     /// when not given).
     #[arg(long, env = "VRAMIO_WINDOW", value_parser = parse_window)]
     pub window: Option<Duration>,
     /// Diagnose a recording (NDJSON frames from `vramio record`) instead of sampling.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, env = "VRAMIO_FROM", value_name = "FILE")]
     pub from: Option<PathBuf>,
     #[command(flatten)]
     pub diagnosis: DiagnosisArgs,
@@ -60,10 +60,10 @@ pub const DEFAULT_CHECK_WINDOW: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, Args)]
 pub struct RecordArgs {
     /// File to write (replaced if it exists).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, env = "VRAMIO_OUT", value_name = "FILE")]
     pub out: PathBuf,
     /// Stop after this long (default: until Ctrl-C).
-    #[arg(long, value_parser = parse_window)]
+    #[arg(long, env = "VRAMIO_DURATION", value_parser = parse_window)]
     pub duration: Option<Duration>,
     #[command(flatten)]
     pub sampling: SamplingArgs,
