@@ -20,3 +20,4 @@ pub mod routes;
 pub mod sampler;
 pub mod session;
 pub mod sources;
+pub mod worker;

@@ -9,8 +9,8 @@
 use crate::diagnoser::Diagnoser;
 use crate::hub::Hub;
 use crate::sources::{GpuReading, Reading, SourceFailure, Sources};
+use crate::worker::{Polled, Worker};
 use shared::{Frame, Mount, NvmlStatus, Source, SourceCost, SourceError};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -18,81 +18,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 /// Share of the interval a tick waits for slow sources before publishing without them.
 const SLOW_SOURCE_BUDGET: f64 = 0.5;
-
-/// Runs a blocking source on a thread of its own; the sampler asks and waits a bounded time.
-struct Worker<T> {
-    ask: SyncSender<()>,
-    answers: Receiver<(T, Duration)>,
-    busy_since: Option<Instant>,
-}
-
-enum Polled<T> {
-    Fresh(T, Duration),
-    /// Still working on a request made `for_` ago.
-    Busy {
-        for_: Duration,
-    },
-    /// The worker thread is gone (it panicked).
-    Dead,
-}
-
-impl<T: Send + 'static> Worker<T> {
-    fn spawn(
-        source: Source,
-        mut read: impl FnMut() -> T + Send + 'static,
-    ) -> std::io::Result<Self> {
-        let (ask, asked) = mpsc::sync_channel::<()>(1);
-        let (answer, answers) = mpsc::sync_channel(1);
-        std::thread::Builder::new()
-            .name(format!("vramio-{source:?}").to_lowercase())
-            .spawn(move || {
-                while asked.recv().is_ok() {
-                    let start = Instant::now();
-                    let value = read();
-                    if answer.send((value, start.elapsed())).is_err() {
-                        break;
-                    }
-                }
-            })?;
-        Ok(Worker {
-            ask,
-            answers,
-            busy_since: None,
-        })
-    }
-
-    /// Starts a read unless one is still running.
-    fn request(&mut self) -> bool {
-        if self.busy_since.is_some() {
-            return true;
-        }
-        match self.ask.try_send(()) {
-            Ok(()) => {
-                self.busy_since = Some(Instant::now());
-                true
-            }
-            Err(_) => false,
-        }
-    }
-
-    /// Waits until `deadline` for the running read.
-    fn wait(&mut self, deadline: Instant) -> Polled<T> {
-        let Some(since) = self.busy_since else {
-            return Polled::Dead;
-        };
-        let left = deadline.saturating_duration_since(Instant::now());
-        match self.answers.recv_timeout(left) {
-            Ok((value, cost)) => {
-                self.busy_since = None;
-                Polled::Fresh(value, cost)
-            }
-            Err(RecvTimeoutError::Timeout) => Polled::Busy {
-                for_: since.elapsed(),
-            },
-            Err(RecvTimeoutError::Disconnected) => Polled::Dead,
-        }
-    }
-}
 
 /// Sampler settings.
 #[derive(Clone, Debug)]
@@ -122,8 +47,8 @@ impl Sampler {
         } = sources;
         Ok(Sampler {
             config,
-            gpu: Worker::spawn(Source::Gpu, move || gpu.sample())?,
-            mounts: Worker::spawn(Source::Mounts, move || mounts.sample())?,
+            gpu: Worker::spawn("vramio-gpu", move || gpu.sample())?,
+            mounts: Worker::spawn("vramio-mounts", move || mounts.sample())?,
             block,
             system,
             last_gpu: None,
@@ -236,19 +161,12 @@ impl Sampler {
 
 /// A GPU as known from an earlier tick, with no readings: NVML has not answered this one.
 fn unanswered(g: &shared::Gpu) -> shared::Gpu {
-    shared::Gpu {
-        index: g.index,
-        uuid: g.uuid.clone(),
-        name: g.name.clone(),
-        state: shared::GpuState::Error,
-        memory: None,
-        utilization_gpu_pct: None,
-        utilization_memory_pct: None,
-        temperature_c: None,
-        power_w: None,
-        power_limit_w: None,
-        processes: None,
-    }
+    shared::Gpu::unread(
+        g.index,
+        g.uuid.clone(),
+        g.name.clone(),
+        shared::GpuState::Error,
+    )
 }
 
 fn apply_gpu(frame: &mut Frame, reading: &GpuReading) {

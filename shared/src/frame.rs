@@ -273,6 +273,26 @@ impl Frame {
     }
 }
 
+impl Gpu {
+    /// A GPU known by its identity whose readings this tick are all missing (lost, or its
+    /// source did not answer).
+    pub fn unread(index: u32, uuid: String, name: String, state: GpuState) -> Self {
+        Gpu {
+            index,
+            uuid,
+            name,
+            state,
+            memory: None,
+            utilization_gpu_pct: None,
+            utilization_memory_pct: None,
+            temperature_c: None,
+            power_w: None,
+            power_limit_w: None,
+            processes: None,
+        }
+    }
+}
+
 impl GpuMemory {
     pub fn used_pct(&self) -> Option<Percent> {
         self.used_bytes.percent_of(self.total_bytes)

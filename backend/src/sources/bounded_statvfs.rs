@@ -6,53 +6,26 @@
 //! every other mount keeps updating. Local filesystems do not need this and are stat'ed inline.
 
 use super::mounts::VfsCounts;
+use crate::worker::{Polled, Worker};
 use std::collections::HashMap;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant};
 
 /// How long one tick waits for a network filesystem's `statvfs`.
 pub const NETWORK_STATVFS_DEADLINE: Duration = Duration::from_millis(200);
 
-struct Worker {
-    ask: SyncSender<()>,
-    answers: Receiver<Result<VfsCounts, String>>,
-    busy_since: Option<Instant>,
-}
-
-/// The call a worker makes (the real `statvfs`, or a stand-in in tests).
-pub type StatFn = fn(&str) -> Result<VfsCounts, String>;
-
-fn real_statvfs(path: &str) -> Result<VfsCounts, String> {
+/// `statvfs(path)` as the mount source uses it.
+pub fn real_statvfs(path: &str) -> Result<VfsCounts, String> {
     rustix::fs::statvfs(path)
         .map(|s| VfsCounts::from(&s))
         .map_err(|e| format!("statvfs failed: {e}"))
 }
 
-impl Worker {
-    fn spawn(path: String, stat: StatFn) -> std::io::Result<Worker> {
-        let (ask, asked) = mpsc::sync_channel::<()>(1);
-        let (answer, answers) = mpsc::sync_channel(1);
-        std::thread::Builder::new()
-            .name("vramio-statvfs".into())
-            .spawn(move || {
-                while asked.recv().is_ok() {
-                    let r = stat(&path);
-                    if answer.send(r).is_err() {
-                        break;
-                    }
-                }
-            })?;
-        Ok(Worker {
-            ask,
-            answers,
-            busy_since: None,
-        })
-    }
-}
+/// The call a worker makes (the real `statvfs`, or a stand-in in tests).
+pub type StatFn = fn(&str) -> Result<VfsCounts, String>;
 
 /// One worker thread per network mount point, kept across ticks.
 pub struct BoundedStatvfs {
-    workers: HashMap<String, Worker>,
+    workers: HashMap<String, Worker<Result<VfsCounts, String>>>,
     stat: StatFn,
 }
 
@@ -74,37 +47,26 @@ impl BoundedStatvfs {
     /// `statvfs(path)`, or an error once `deadline` passes without an answer.
     pub fn statvfs(&mut self, path: &str, deadline: Instant) -> Result<VfsCounts, String> {
         if !self.workers.contains_key(path) {
-            let w = Worker::spawn(path.to_owned(), self.stat)
+            let stat = self.stat;
+            let owned = path.to_owned();
+            let w = Worker::spawn("vramio-statvfs", move || stat(&owned))
                 .map_err(|e| format!("cannot start a thread: {e}"))?;
             self.workers.insert(path.to_owned(), w);
         }
         let Some(w) = self.workers.get_mut(path) else {
             return Err("no worker".into());
         };
-        let since = match w.busy_since {
-            Some(since) => since,
-            None => {
-                w.ask
-                    .try_send(())
-                    .map_err(|_| "the statvfs thread stopped".to_owned())?;
-                let now = Instant::now();
-                w.busy_since = Some(now);
-                now
-            }
-        };
-        match w
-            .answers
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        {
-            Ok(r) => {
-                w.busy_since = None;
-                r
-            }
-            Err(RecvTimeoutError::Timeout) => Err(format!(
+        if !w.request() {
+            self.workers.remove(path);
+            return Err("the statvfs thread stopped".into());
+        }
+        match w.wait(deadline) {
+            Polled::Fresh(r, _) => r,
+            Polled::Busy { for_ } => Err(format!(
                 "statvfs has not answered for {} ms: is the file server down?",
-                since.elapsed().as_millis()
+                for_.as_millis()
             )),
-            Err(RecvTimeoutError::Disconnected) => {
+            Polled::Dead => {
                 self.workers.remove(path);
                 Err("the statvfs thread stopped".into())
             }

@@ -273,19 +273,7 @@ impl Tick<'_> {
                     .as_ref()
                     .map(|f| (f.uuid.clone(), f.name.clone()))
                     .unwrap_or_default();
-                Gpu {
-                    index: self.index,
-                    uuid,
-                    name,
-                    state,
-                    memory: None,
-                    utilization_gpu_pct: None,
-                    utilization_memory_pct: None,
-                    temperature_c: None,
-                    power_w: None,
-                    power_limit_w: None,
-                    processes: None,
-                }
+                Gpu::unread(self.index, uuid, name, state)
             }
         }
     }

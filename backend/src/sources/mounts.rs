@@ -6,7 +6,7 @@
 //! [`resolve_backing`] in sysfs) -> [`space`] from `statvfs`. A mount whose `statvfs` fails is a
 //! per-item error; the others still report.
 
-use super::bounded_statvfs::{BoundedStatvfs, NETWORK_STATVFS_DEADLINE};
+use super::bounded_statvfs::{BoundedStatvfs, NETWORK_STATVFS_DEADLINE, real_statvfs};
 use super::{MountSource, Reading, SourceFailure};
 use procfs::process::MountInfo;
 use shared::{Bytes, Mount, MountKind, Source, SourceError};
@@ -429,9 +429,7 @@ impl MountSource for ProcMounts {
             let counts = if kind_by_type(&entry.fs_type) == Some(MountKind::Network) {
                 self.network.statvfs(&entry.mount_point, deadline)
             } else {
-                rustix::fs::statvfs(entry.mount_point.as_str())
-                    .map(|s| VfsCounts::from(&s))
-                    .map_err(|e| format!("statvfs failed: {e}"))
+                real_statvfs(&entry.mount_point)
             };
             match counts {
                 Ok(counts) => {
