@@ -256,6 +256,33 @@ pub fn reason(d: &Diagnosis) -> String {
     )
 }
 
+/// Splits prose with `inline code` (the catalogue's how-to texts) into `(is_code, text)` runs.
+/// An unmatched backtick is kept as text.
+pub fn code_spans(text: &str) -> Vec<(bool, String)> {
+    let mut out = Vec::new();
+    let pieces: Vec<&str> = text.split('`').collect();
+    let closed = pieces.len() % 2 == 1;
+    for (i, piece) in pieces.iter().enumerate() {
+        let is_code = i % 2 == 1 && (closed || i + 1 < pieces.len());
+        if piece.is_empty() {
+            continue;
+        }
+        if i % 2 == 1 && !is_code {
+            out.push((false, format!("`{piece}")));
+        } else {
+            out.push((is_code, (*piece).to_owned()));
+        }
+    }
+    out
+}
+
+/// The first code span of a how-to: the snippet its Copy button copies.
+pub fn first_code(text: &str) -> Option<String> {
+    code_spans(text)
+        .into_iter()
+        .find_map(|(is_code, t)| is_code.then_some(t))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,5 +485,26 @@ mod tests {
         let mut empty = d.clone();
         empty.path.clear();
         assert_eq!(reason(&empty), "—");
+    }
+
+    #[test]
+    fn how_to_prose_splits_into_code_spans() {
+        let t = "Run `export A=1` before the job; TensorFlow: `tf.x()`.";
+        assert_eq!(
+            code_spans(t),
+            vec![
+                (false, "Run ".to_owned()),
+                (true, "export A=1".to_owned()),
+                (false, " before the job; TensorFlow: ".to_owned()),
+                (true, "tf.x()".to_owned()),
+                (false, ".".to_owned()),
+            ]
+        );
+        assert_eq!(first_code(t).as_deref(), Some("export A=1"));
+        assert_eq!(first_code("no code here"), None);
+        assert_eq!(
+            code_spans("half `open"),
+            vec![(false, "half ".to_owned()), (false, "`open".to_owned())]
+        );
     }
 }

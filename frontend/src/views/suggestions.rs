@@ -1,9 +1,10 @@
 //! The findings panel: every finding of the current diagnosis (the verdict's first, then by
 //! severity; order from `crate::diag::order_findings`) with its evidence and suggestions, each
-//! suggestion's how-to in a code block with a Copy button. Reads `Store::diagnosis`.
+//! suggestion's main snippet in a code block with a Copy button, then its how-to as prose. Reads `Store::diagnosis`.
 
 use super::evidence::EvidenceList;
 use crate::clipboard::{copy_text, select_contents};
+use crate::diag::text::{code_spans, first_code};
 use crate::diag::{order_findings, rule_words, severity_attr, wire_id};
 use crate::format::{DASH, pct};
 use crate::store::use_store;
@@ -154,16 +155,30 @@ fn FindingCard(k: FindingKey) -> impl IntoView {
 #[component]
 fn SuggestionItem(s: Suggestion) -> impl IntoView {
     let code = NodeRef::<Code>::new();
-    let how_to = s.how_to.clone();
+    // The first code span is the snippet to copy; the whole how-to follows as prose with its
+    // inline code (framework alternatives included).
+    let snippet = first_code(&s.how_to).unwrap_or_else(|| s.how_to.clone());
+    let copied = snippet.clone();
+    let prose = code_spans(&s.how_to)
+        .into_iter()
+        .map(|(is_code, text)| {
+            if is_code {
+                view! { <code>{text}</code> }.into_any()
+            } else {
+                text.into_any()
+            }
+        })
+        .collect_view();
     view! {
         <div class="suggestion" data-testid="suggestion" data-suggestion-id=wire_id(&s.id)>
             <h4>{s.title}</h4>
             <p class="why"><span class="k">"Why: "</span>{s.why}</p>
             <p class="effect"><span class="k">"Effect: "</span>{s.effect}</p>
             <div class="snippet">
-                <pre><code node_ref=code>{s.how_to}</code></pre>
-                <CopyButton text=how_to code />
+                <pre><code node_ref=code>{snippet}</code></pre>
+                <CopyButton text=copied code />
             </div>
+            <p class="how-to"><span class="k">"How: "</span>{prose}</p>
         </div>
     }
 }
