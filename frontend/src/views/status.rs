@@ -187,6 +187,13 @@ pub fn Footer(now: ReadSignal<f64>) -> impl IntoView {
             |t| format!("updated {} ago", age(now.get() - t)),
         )
     };
+    // What vramio itself costs: the sampler's time per tick, summed over its sources.
+    let cost = move || {
+        store.latest.with(|f| {
+            f.as_ref()
+                .map(|f| sampling_cost_text(f.cost.iter().map(|c| c.micros).sum()))
+        })
+    };
     let server = move || {
         store
             .server()
@@ -200,8 +207,20 @@ pub fn Footer(now: ReadSignal<f64>) -> impl IntoView {
             </span>
             <span>{updated}</span>
             <span>{move || format!("every {} ms", store.interval_ms.get())}</span>
+            <span data-testid="sampling-cost" title="time the sampler spent reading every source this tick">
+                {cost}
+            </span>
             <span>{server}</span>
         </footer>
+    }
+}
+
+/// `sampled in 0.4 ms`: the sampler's own time for the latest tick.
+pub fn sampling_cost_text(micros: u64) -> String {
+    if micros < 10_000 {
+        format!("sampled in {:.1} ms", micros as f64 / 1000.0)
+    } else {
+        format!("sampled in {} ms", micros / 1000)
     }
 }
 
@@ -244,5 +263,12 @@ mod tests {
     #[test]
     fn notices_read_well() {
         assert!(notice_text(&Notice::Lagged { skipped: 5 }).contains("skipped 5"));
+    }
+
+    #[test]
+    fn sampling_cost_reads_in_ms() {
+        assert_eq!(sampling_cost_text(420), "sampled in 0.4 ms");
+        assert_eq!(sampling_cost_text(2_550), "sampled in 2.5 ms");
+        assert_eq!(sampling_cost_text(312_000), "sampled in 312 ms");
     }
 }
