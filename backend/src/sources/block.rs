@@ -214,7 +214,20 @@ pub struct ProcDiskstats {
     sys_block: PathBuf,
     prev: HashMap<String, Counters>,
     prev_at: Option<Instant>,
+    topology: Option<Topology>,
 }
+
+/// What sysfs says about the devices (which are whole disks, which rotate): read again only when
+/// the set of devices changes or [`TOPOLOGY_TTL`] passes, not on every tick.
+struct Topology {
+    names: Vec<String>,
+    whole: Option<HashSet<String>>,
+    rotational: HashMap<String, Option<bool>>,
+    at: Instant,
+}
+
+/// How long sysfs facts are trusted while the device list stays the same.
+const TOPOLOGY_TTL: Duration = Duration::from_secs(60);
 
 impl ProcDiskstats {
     pub fn new() -> Self {
@@ -228,6 +241,7 @@ impl ProcDiskstats {
             sys_block: sys_block.into(),
             prev: HashMap::new(),
             prev_at: None,
+            topology: None,
         }
     }
 }
@@ -247,11 +261,30 @@ impl BlockSource for ProcDiskstats {
             })?;
         let now = Instant::now();
         let stats = parse_diskstats(&text)?;
-        let whole = list_whole_disks(&self.sys_block);
+        let names: Vec<String> = stats.iter().map(|d| d.name.clone()).collect();
+        let stale = self
+            .topology
+            .as_ref()
+            .is_none_or(|t| t.names != names || t.at.elapsed() > TOPOLOGY_TTL);
+        if stale {
+            let whole = list_whole_disks(&self.sys_block);
+            let rotational = names
+                .iter()
+                .filter(|n| whole.as_ref().is_none_or(|w| w.contains(*n)))
+                .map(|n| (n.clone(), read_rotational(&self.sys_block, n)))
+                .collect();
+            self.topology = Some(Topology {
+                names,
+                whole,
+                rotational,
+                at: now,
+            });
+        }
         let elapsed = self.prev_at.map(|t| now.duration_since(t));
-        let sys_block = self.sys_block.clone();
-        let devices = block_devices(&stats, whole.as_ref(), &self.prev, elapsed, |d| {
-            read_rotational(&sys_block, d)
+        let topology = self.topology.as_ref();
+        let whole = topology.and_then(|t| t.whole.as_ref());
+        let devices = block_devices(&stats, whole, &self.prev, elapsed, |d| {
+            topology.and_then(|t| t.rotational.get(d).copied().flatten())
         });
         self.prev = stats
             .iter()

@@ -10,7 +10,7 @@ use super::bounded_statvfs::{BoundedStatvfs, NETWORK_STATVFS_DEADLINE, real_stat
 use super::{MountSource, Reading, SourceFailure};
 use procfs::process::MountInfo;
 use shared::{Bytes, Mount, MountKind, Source, SourceError};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -385,6 +385,9 @@ pub struct ProcMounts {
     mountinfo: PathBuf,
     sysfs: PathBuf,
     network: BoundedStatvfs,
+    /// `resolve_backing` per (majmin, device): sysfs walks are not repeated every tick for
+    /// filesystems that stay mounted.
+    backing: HashMap<(String, String), Option<Backing>>,
 }
 
 impl ProcMounts {
@@ -399,6 +402,7 @@ impl ProcMounts {
             mountinfo: mountinfo.into(),
             sysfs: sysfs.into(),
             network: BoundedStatvfs::default(),
+            backing: HashMap::new(),
         }
     }
 }
@@ -423,6 +427,11 @@ impl MountSource for ProcMounts {
         let selected = select_mounts(entries, is_dir);
         self.network
             .retain(|p| selected.iter().any(|e| e.mount_point == p));
+        self.backing.retain(|(majmin, device), _| {
+            selected
+                .iter()
+                .any(|e| &e.majmin == majmin && &e.device == device)
+        });
         let deadline = Instant::now() + NETWORK_STATVFS_DEADLINE;
         for entry in selected {
             // A dead file server can hang statvfs for good: network mounts get a deadline.
@@ -433,10 +442,16 @@ impl MountSource for ProcMounts {
             };
             match counts {
                 Ok(counts) => {
-                    let backing = kind_by_type(&entry.fs_type)
-                        .is_none()
-                        .then(|| resolve_backing(&self.sysfs, &entry.majmin, &entry.device))
-                        .flatten();
+                    let backing = if kind_by_type(&entry.fs_type).is_none() {
+                        let key = (entry.majmin.clone(), entry.device.clone());
+                        let sysfs = &self.sysfs;
+                        self.backing
+                            .entry(key)
+                            .or_insert_with(|| resolve_backing(sysfs, &entry.majmin, &entry.device))
+                            .clone()
+                    } else {
+                        None
+                    };
                     let kind = classify(&entry, backing.as_ref());
                     mounts.push(space(&entry, kind, &counts));
                 }
