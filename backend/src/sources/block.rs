@@ -560,4 +560,28 @@ mod tests {
         assert!(matches!(gone, Err(SourceFailure::Io { .. })));
         std::fs::remove_dir_all(&dir).expect("remove temp dir");
     }
+
+    #[test]
+    fn sysfs_is_read_again_when_a_disk_appears() {
+        let dir = std::env::temp_dir().join(format!("vramio-topo-{}", std::process::id()));
+        let sys = dir.join("block");
+        for (disk, rot) in [("sda", "1"), ("nvme0n1", "0")] {
+            std::fs::create_dir_all(sys.join(disk).join("queue")).expect("sysfs dir");
+            std::fs::write(sys.join(disk).join("queue/rotational"), rot).expect("rotational");
+        }
+        let path = dir.join("diskstats");
+        let sda = "   8       0 sda 10 0 80 5 10 0 80 5 0 10 10 0 0 0 0 0 0\n";
+        std::fs::write(&path, sda).expect("diskstats");
+        let mut src = ProcDiskstats::with_paths(&path, &sys);
+        let first = src.sample().expect("first");
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].rotational, Some(true));
+        // A disk is hot-plugged: its line appears and sysfs is consulted for it.
+        let both = format!("{sda} 259       0 nvme0n1 10 0 80 5 10 0 80 5 0 10 10 0 0 0 0 0 0\n");
+        std::fs::write(&path, both).expect("diskstats");
+        let second = src.sample().expect("second");
+        assert_eq!(device(&second, "nvme0n1").rotational, Some(false));
+        assert_eq!(device(&second, "sda").rotational, Some(true));
+        std::fs::remove_dir_all(&dir).expect("remove temp dir");
+    }
 }
