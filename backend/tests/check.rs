@@ -71,9 +71,26 @@ fn vramio(args: &[&str], script: Option<&Path>) -> Run {
     }
 }
 
-/// `vramio check --json` over `window` with a 250 ms interval and the fake NVML.
+/// Thresholds that take the build machine's own disks and RAM out of the GPU scenarios: how full
+/// this machine's disk is, or how much RAM it has free, is not what they test, and must not turn
+/// their verdict or exit code.
+const HOST_NEUTRAL: &str = "\
+disk_warn_pct = 100.0
+disk_crit_pct = 100.0
+disk_full_horizon_s = 0.0
+inodes_warn_pct = 100.0
+shm_min_bytes = 0.0
+shm_full_pct = 100.0
+mem_available_warn_pct = 0.0
+mem_available_crit_pct = 0.0
+psi_memory_some_pct = 100.0
+";
+
+/// `vramio check --json` over `window` with a 250 ms interval and the fake NVML. Without a
+/// `--thresholds` in `extra`, the host-neutral thresholds apply.
 fn check(script: &str, window: &str, extra: &[&str]) -> Run {
     let file = fake_nvml::write_script(script);
+    let neutral = fake_nvml::write_script(HOST_NEUTRAL);
     let nvml = fake_nvml::fake_nvml_path();
     let mut args = vec![
         "check",
@@ -86,6 +103,10 @@ fn check(script: &str, window: &str, extra: &[&str]) -> Run {
     ];
     let nvml_s = nvml.to_string_lossy().into_owned();
     args.push(&nvml_s);
+    let neutral_s = neutral.path().to_string_lossy().into_owned();
+    if !extra.contains(&"--thresholds") {
+        args.extend_from_slice(&["--thresholds", &neutral_s]);
+    }
     args.extend_from_slice(extra);
     vramio(&args, Some(file.path()))
 }
@@ -349,7 +370,14 @@ fn disk_space_risk_on_a_loop_mounted_ext4_filled_to_96_percent() {
     }
     f.sync_all().expect("sync");
     drop(f);
-    let r = check(&gpu_script(32_000, 32_000, 1.0, 95, None), "2s", &[]);
+    // The built-in thresholds: this scenario is about disk space.
+    let defaults = fake_nvml::write_script("");
+    let defaults_s = defaults.path().to_string_lossy().into_owned();
+    let r = check(
+        &gpu_script(32_000, 32_000, 1.0, 95, None),
+        "2s",
+        &["--thresholds", &defaults_s],
+    );
     assert_eq!(verdict(&r), "disk_space_risk", "{}", explain(&r));
     assert_eq!(r.code, 2, "96% is critical: {}", explain(&r));
     let mount = mnt.dir.to_string_lossy().into_owned();
@@ -406,7 +434,19 @@ fn a_recording_gives_the_same_verdict_as_the_live_run() {
         "{lines} frames in 3 s at 250 ms"
     );
     let live = check(&gpu_script(79_000, 79_000, 1.0, 97, None), "3s", &[]);
-    let replay = vramio(&["check", "--json", "--from", &out_s], None);
+    let neutral = fake_nvml::write_script(HOST_NEUTRAL);
+    let neutral_s = neutral.path().to_string_lossy().into_owned();
+    let replay = vramio(
+        &[
+            "check",
+            "--json",
+            "--from",
+            &out_s,
+            "--thresholds",
+            &neutral_s,
+        ],
+        None,
+    );
     assert_eq!(
         verdict(&replay),
         verdict(&live),
@@ -425,7 +465,17 @@ fn a_recording_gives_the_same_verdict_as_the_live_run() {
     let mut text = std::fs::read_to_string(&out).expect("recording");
     text.insert_str(0, "this is not json\n");
     std::fs::write(&out, text).expect("rewrite");
-    let damaged = vramio(&["check", "--json", "--from", &out_s], None);
+    let damaged = vramio(
+        &[
+            "check",
+            "--json",
+            "--from",
+            &out_s,
+            "--thresholds",
+            &neutral_s,
+        ],
+        None,
+    );
     assert_eq!(verdict(&damaged), verdict(&live));
     assert!(
         damaged.json["notes"].to_string().contains("line 1"),
@@ -471,7 +521,11 @@ fn thresholds_can_be_overridden_from_a_file() {
     let _m = machine();
     let file = std::env::temp_dir().join(format!("vramio-thr-ok-{}.toml", std::process::id()));
     let _rm = Removed(file.clone());
-    std::fs::write(&file, "gpu_mem_warn_pct = 30.0\ngpu_mem_crit_pct = 99.0\n").expect("write");
+    std::fs::write(
+        &file,
+        format!("{HOST_NEUTRAL}gpu_mem_warn_pct = 30.0\ngpu_mem_crit_pct = 99.0\n"),
+    )
+    .expect("write");
     let r = check(
         &gpu_script(32_000, 32_000, 1.0, 95, None),
         "2s",
