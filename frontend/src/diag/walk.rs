@@ -74,11 +74,12 @@ pub fn lit(tree: &[TreeNode], path: &[PathNode]) -> Lit {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use shared::diagnosis::tree;
 
-    fn path(steps: &[(NodeId, Answer)]) -> Vec<PathNode> {
+    /// A path answering `steps`, with no evidence (shared with the tree view's tests).
+    pub(crate) fn path(steps: &[(NodeId, Answer)]) -> Vec<PathNode> {
         steps
             .iter()
             .map(|&(node, answer)| PathNode {

@@ -309,19 +309,8 @@ fn NodeDetails(
 mod tests {
     use super::*;
     use crate::diag::walk::lit;
+    use crate::diag::walk::tests::path;
     use shared::diagnosis::{Answer, NodeId, Verdict};
-
-    fn path(steps: &[(NodeId, Answer)]) -> Vec<PathNode> {
-        steps
-            .iter()
-            .map(|&(node, answer)| PathNode {
-                node,
-                question: node.question().to_owned(),
-                answer,
-                evidence: vec![],
-            })
-            .collect()
-    }
 
     #[test]
     fn boxes_are_classed_by_answer_lit_and_dimmed() {
