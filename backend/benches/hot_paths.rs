@@ -5,9 +5,9 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
+use vramio::collect::sampler::{Sampler, SamplerConfig};
+use vramio::collect::sources::Sources;
 use vramio::hub::{Hub, HubConfig};
-use vramio::sampler::{Sampler, SamplerConfig};
-use vramio::sources::Sources;
 
 fn fake_nvml() -> PathBuf {
     let exe = std::env::current_exe().expect("bench binary path");

@@ -1,23 +1,23 @@
 //! vramio's backend: samples this host and serves the live dashboard.
 //!
-//! Data flows one way: [`sources`] (NVML, /proc) are read by the [`sampler`] on its own threads,
-//! each tick becomes a `shared::Frame` published to the [`hub`] (latest frame, history ring, one
-//! encoding shared by every viewer), the [`diagnoser`] turns the recent window into a verdict, and
-//! each WebSocket [`session`] streams both to a browser.
-//! [`routes::app`] builds the whole HTTP surface; `main.rs` only parses flags, binds and serves.
+//! The folders are the stages a frame passes through, in order, so a reader can trace one by
+//! folder names:
+//! - [`collect`]: the sources (NVML, /proc, statvfs) behind one trait each, the readers that can
+//!   hang behind a deadline, and the sampler that turns one tick of them into a `shared::Frame`,
+//!   paced by one [`collect::ticker`] for every command that samples;
+//! - [`hub`]: the one place frames go next: sequence numbers, one encoding per frame, the history
+//!   ring, the fan-out to viewers, and the diagnoser that turns the recent window into a verdict
+//!   (later also the fleet of remote hosts);
+//! - [`http`]: what a browser or script meets: the routes ([`http::app`]), the WebSocket session,
+//!   the same-origin checks and the embedded page (later auth, share links, `/metrics`);
+//! - [`cli`]: the commands a person runs (`serve`, `check`, `record`) and their flags;
+//! - [`ndjson`]: the recording file format that `record` writes and `check --from` reads (later
+//!   beside an `ingest/` stage for imports).
+//!
+//! `main.rs` only parses flags, sets up logging and hands over to [`cli`].
 
-pub mod assets;
-pub mod check;
 pub mod cli;
-pub mod config;
-pub mod diagnoser;
-pub mod guard;
+pub mod collect;
+pub mod http;
 pub mod hub;
-pub mod record;
-pub mod recording;
-pub mod report;
-pub mod routes;
-pub mod sampler;
-pub mod session;
-pub mod sources;
-pub mod worker;
+pub mod ndjson;

@@ -14,8 +14,8 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use shared::BlockDevice;
-use vramio::sources::BlockSource;
-use vramio::sources::block::{ProcDiskstats, parent_disk, parse_diskstats};
+use vramio::collect::sources::BlockSource;
+use vramio::collect::sources::block::{ProcDiskstats, parent_disk, parse_diskstats};
 
 const FILE_BYTES: usize = 256 << 20;
 const CHUNK_BYTES: usize = 1 << 20;

@@ -7,8 +7,8 @@ use http_body_util::BodyExt;
 use shared::Frame;
 use std::time::Duration;
 use tower::ServiceExt;
+use vramio::http::{AppState, app};
 use vramio::hub::{Hub, HubConfig};
-use vramio::routes::{AppState, app};
 
 fn state() -> AppState {
     let hub = Hub::new(
@@ -158,7 +158,7 @@ async fn the_page_is_html_with_security_headers() {
 
 #[tokio::test]
 async fn bundle_files_have_their_content_types() {
-    if !vramio::assets::has_bundle() {
+    if !vramio::http::assets::has_bundle() {
         panic!("frontend/dist has no bundle: run `cargo xtask bundle` (cargo xtask test does)");
     }
     let st = state();

@@ -8,8 +8,8 @@ use serde_json::json;
 use shared::{Bytes, GpuState, NvmlStatus, Percent, Source};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use vramio::sources::gpu::NvmlSource;
-use vramio::sources::{GpuReading, GpuSource};
+use vramio::collect::sources::gpu::NvmlSource;
+use vramio::collect::sources::{GpuReading, GpuSource};
 
 const MIB: u64 = 1024 * 1024;
 /// A pid above the kernel's maximum (2^22): never a live process, so an orphan to vramio.

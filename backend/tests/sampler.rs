@@ -6,8 +6,8 @@ mod fake_nvml;
 
 use shared::{NvmlStatus, Source};
 use std::time::{Duration, Instant};
-use vramio::sampler::{Sampler, SamplerConfig};
-use vramio::sources::Sources;
+use vramio::collect::sampler::{Sampler, SamplerConfig};
+use vramio::collect::sources::Sources;
 
 fn slow_gpu_script(slow_ms: u64) -> String {
     format!(

@@ -8,8 +8,8 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
+use vramio::http::{AppState, app};
 use vramio::hub::{Hub, HubConfig};
-use vramio::routes::{AppState, app};
 
 type Client = WebSocketStream<MaybeTlsStream<TcpStream>>;
 

@@ -1,4 +1,4 @@
-//! `Worker`: a blocking reader on a thread of its own, asked for one reading at a time and waited
+//! [`DeadlineReader`]: a blocking reader on a thread of its own, asked for one reading at a time and waited
 //! for until a deadline. Used for the sources that can hang (NVML, statvfs of network mounts): a
 //! hung call blocks only its worker, which answers "busy" until it returns, and no second request
 //! is queued behind it.
@@ -7,7 +7,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant};
 
 /// Runs a blocking source on a thread of its own; the sampler asks and waits a bounded time.
-pub struct Worker<T> {
+pub struct DeadlineReader<T> {
     ask: SyncSender<()>,
     answers: Receiver<(T, Duration)>,
     busy_since: Option<Instant>,
@@ -23,7 +23,7 @@ pub enum Polled<T> {
     Dead,
 }
 
-impl<T: Send + 'static> Worker<T> {
+impl<T: Send + 'static> DeadlineReader<T> {
     /// Starts the thread `name`, which runs `read` once per request.
     pub fn spawn(
         name: &str,
@@ -42,7 +42,7 @@ impl<T: Send + 'static> Worker<T> {
                     }
                 }
             })?;
-        Ok(Worker {
+        Ok(DeadlineReader {
             ask,
             answers,
             busy_since: None,

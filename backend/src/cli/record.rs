@@ -1,13 +1,14 @@
 //! `vramio record --out FILE [--duration D]`: sample this host and write each frame as one NDJSON
 //! line (flushed per line), until the duration is over or SIGINT/SIGTERM.
 
-use crate::recording::write_frame;
-use crate::sampler::{Sampler, SamplerConfig, Stop};
-use crate::sources::Sources;
+use crate::collect::sampler::{Sampler, SamplerConfig};
+use crate::collect::sources::Sources;
+use crate::collect::ticker::{Stop, Ticker};
+use crate::ndjson::write_frame;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub struct RecordOptions {
     pub out: PathBuf,
@@ -29,24 +30,15 @@ pub fn run(opts: RecordOptions, stop: Arc<Stop>) -> anyhow::Result<u64> {
         },
     )
     .context("cannot start the sampler")?;
-    let start = Instant::now();
+    let mut ticker = Ticker::new(opts.interval, stop);
     let mut written = 0u64;
-    loop {
+    // Ticks at 0, 1, ... intervals up to and including the duration's end, or until stopped.
+    while ticker.tick(opts.duration).is_some() {
         let mut frame = sampler.tick();
         written += 1;
         frame.seq = written;
         write_frame(&mut out, &frame)
             .with_context(|| format!("cannot write to {}", opts.out.display()))?;
-        let next = start + opts.interval * u32::try_from(written).unwrap_or(u32::MAX);
-        if opts
-            .duration
-            .is_some_and(|d| next.duration_since(start) > d)
-        {
-            break;
-        }
-        if stop.sleep_until(next) {
-            break;
-        }
     }
     Ok(written)
 }

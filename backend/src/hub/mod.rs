@@ -1,10 +1,13 @@
-//! The hub: the one place frames go after the sampler and before any viewer.
+//! The hub: the one place frames go after the sampler and before any viewer; its [`diagnoser`]
+//! turns the recent window into the verdict it hands out beside them.
 //!
 //! It assigns each frame its `seq`, encodes it to JSON exactly once, keeps the latest frame and a
 //! bounded history ring (backfill and gap-free resume), and fans frames out through a
 //! `tokio::sync::broadcast` channel. [`Hub::publish`] never waits for a viewer: a slow session lags
 //! behind in the channel and is told so (`lagged`), while memory stays bounded by the channel and
 //! ring capacities.
+
+pub mod diagnoser;
 
 use axum::extract::ws::Utf8Bytes;
 use shared::diagnosis::Diagnosis;

@@ -6,12 +6,13 @@
 //! identity with no readings, mounts their last values, named as such), while the fast /proc
 //! sources still arrive on time. Each source's cost is timed and carried in the frame.
 
-use crate::diagnoser::Diagnoser;
+use super::deadline::{DeadlineReader, Polled};
+use super::sources::{BlockSource, GpuReading, Reading, SourceFailure, Sources, SystemSource};
+use super::ticker::{Stop, Ticker};
 use crate::hub::Hub;
-use crate::sources::{GpuReading, Reading, SourceFailure, Sources};
-use crate::worker::{Polled, Worker};
+use crate::hub::diagnoser::Diagnoser;
 use shared::{Frame, Mount, NvmlStatus, Source, SourceCost, SourceError};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Sampling interval floor (DESIGN section 3): below this /proc and NVML costs dominate.
@@ -29,10 +30,10 @@ pub struct SamplerConfig {
 /// Builds frames from the sources. `tick` is public so benchmarks and tests can drive it.
 pub struct Sampler {
     config: SamplerConfig,
-    gpu: Worker<GpuReading>,
-    mounts: Worker<Result<Reading<Vec<Mount>>, SourceFailure>>,
-    block: Box<dyn crate::sources::BlockSource>,
-    system: Box<dyn crate::sources::SystemSource>,
+    gpu: DeadlineReader<GpuReading>,
+    mounts: DeadlineReader<Result<Reading<Vec<Mount>>, SourceFailure>>,
+    block: Box<dyn BlockSource>,
+    system: Box<dyn SystemSource>,
     last_gpu: Option<(GpuReading, Instant)>,
     last_mounts: Option<(Vec<Mount>, Instant)>,
 }
@@ -47,8 +48,8 @@ impl Sampler {
         } = sources;
         Ok(Sampler {
             config,
-            gpu: Worker::spawn("vramio-gpu", move || gpu.sample())?,
-            mounts: Worker::spawn("vramio-mounts", move || mounts.sample())?,
+            gpu: DeadlineReader::spawn("vramio-gpu", move || gpu.sample())?,
+            mounts: DeadlineReader::spawn("vramio-mounts", move || mounts.sample())?,
             block,
             system,
             last_gpu: None,
@@ -211,47 +212,6 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Tells the sampling thread to stop, waking it at once (no polling while it waits).
-#[derive(Default)]
-pub struct Stop {
-    stopped: Mutex<bool>,
-    wake: Condvar,
-}
-
-impl Stop {
-    pub fn new() -> Arc<Self> {
-        Arc::new(Stop::default())
-    }
-
-    pub fn stop(&self) {
-        *self.stopped.lock().unwrap_or_else(PoisonError::into_inner) = true;
-        self.wake.notify_all();
-    }
-
-    pub fn is_stopped(&self) -> bool {
-        *self.stopped.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Sleeps until `at` or until stopped; returns whether it was stopped.
-    pub fn sleep_until(&self, at: Instant) -> bool {
-        let mut stopped = self.stopped.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if *stopped {
-                return true;
-            }
-            let left = at.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            stopped = self
-                .wake
-                .wait_timeout(stopped, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-    }
-}
-
 /// The running sampling thread.
 pub struct Running {
     stop: Arc<Stop>,
@@ -271,20 +231,18 @@ impl Running {
     }
 }
 
-/// Starts the sampling thread: one tick per interval (missed ticks are skipped, not bunched),
-/// each frame published to `hub` and diagnosed by `diagnoser`, until stopped.
+/// Starts the sampling thread: one tick per interval on the shared [`Ticker`] (missed ticks are
+/// skipped, not bunched), each frame published to `hub` and diagnosed by `diagnoser`, until
+/// stopped.
 pub fn spawn(mut sampler: Sampler, hub: Hub, mut diagnoser: Diagnoser) -> std::io::Result<Running> {
     let stop = Stop::new();
-    let stop_in = stop.clone();
+    let mut ticker = Ticker::new(sampler.config.interval, stop.clone());
     let thread = std::thread::Builder::new()
         .name("vramio-sampler".into())
         .spawn(move || {
-            let interval = sampler.config.interval;
-            let mut next = Instant::now();
-            while !stop_in.is_stopped() {
+            while ticker.tick(None).is_some() {
                 let mut frame = sampler.tick();
-                let copy = frame.clone();
-                match hub.publish(copy) {
+                match hub.publish(frame.clone()) {
                     Ok(seq) => {
                         frame.seq = seq;
                         if let Some(d) = diagnoser.observe(frame)
@@ -294,16 +252,6 @@ pub fn spawn(mut sampler: Sampler, hub: Hub, mut diagnoser: Diagnoser) -> std::i
                         }
                     }
                     Err(e) => tracing::error!(error = %e, "cannot encode frame"),
-                }
-                next += interval;
-                let now = Instant::now();
-                if next < now {
-                    // Overran: skip the missed ticks rather than firing them back to back.
-                    let behind = now.duration_since(next).as_nanos() / interval.as_nanos().max(1);
-                    next += interval * u32::try_from(behind + 1).unwrap_or(u32::MAX);
-                }
-                if stop_in.sleep_until(next) {
-                    break;
                 }
             }
         })?;

@@ -5,8 +5,8 @@
 //! mount reports "did not answer" each tick (no new call is queued behind the hung one) while
 //! every other mount keeps updating. Local filesystems do not need this and are stat'ed inline.
 
-use super::mounts::VfsCounts;
-use crate::worker::{Polled, Worker};
+use super::space::VfsCounts;
+use crate::collect::deadline::{DeadlineReader, Polled};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -25,7 +25,7 @@ pub type StatFn = fn(&str) -> Result<VfsCounts, String>;
 
 /// One worker thread per network mount point, kept across ticks.
 pub struct BoundedStatvfs {
-    workers: HashMap<String, Worker<Result<VfsCounts, String>>>,
+    workers: HashMap<String, DeadlineReader<Result<VfsCounts, String>>>,
     stat: StatFn,
 }
 
@@ -49,7 +49,7 @@ impl BoundedStatvfs {
         if !self.workers.contains_key(path) {
             let stat = self.stat;
             let owned = path.to_owned();
-            let w = Worker::spawn("vramio-statvfs", move || stat(&owned))
+            let w = DeadlineReader::spawn("vramio-statvfs", move || stat(&owned))
                 .map_err(|e| format!("cannot start a thread: {e}"))?;
             self.workers.insert(path.to_owned(), w);
         }

@@ -1,7 +1,7 @@
 //! One WebSocket viewer: streams the hub to a client, following the `/ws` protocol.
 //!
 //! Generic over `Sink`/`Stream` of axum messages so tests can drive it with channels; the upgrade
-//! handler in `routes` only splits the socket. Order: `hello`, then `backfill` after the client's
+//! handler in [`super::app`] only splits the socket. Order: `hello`, then `backfill` after the client's
 //! `since_seq` (taken from the URL, or from a `subscribe` sent within [`FIRST_MESSAGE_WAIT`]), then
 //! `host_status` and the current `diagnosis`, then live `frame`s and each new `diagnosis`.
 //! Falling behind yields `lagged { skipped }` and the stream goes on; bad client messages get

@@ -119,10 +119,10 @@ fn parse_window(s: &str) -> Result<Duration, String> {
 fn parse_interval(s: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(s)
         .map_err(|e| format!("`{s}` is not a duration like 1s or 500ms: {e}"))?;
-    if d < crate::sampler::MIN_INTERVAL {
+    if d < crate::collect::sampler::MIN_INTERVAL {
         return Err(format!(
             "{s} is below the {} ms floor",
-            crate::sampler::MIN_INTERVAL.as_millis()
+            crate::collect::sampler::MIN_INTERVAL.as_millis()
         ));
     }
     Ok(d)

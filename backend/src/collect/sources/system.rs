@@ -170,12 +170,30 @@ impl SystemSource for ProcSystem {
 mod tests {
     use super::*;
 
-    const STAT_T0: &str = include_str!("../../../tests/fixtures/proc/stat-t0.txt");
-    const STAT_T1: &str = include_str!("../../../tests/fixtures/proc/stat-t1.txt");
-    const MEMINFO: &str = include_str!("../../../tests/fixtures/proc/meminfo.txt");
-    const PSI_IO: &str = include_str!("../../../tests/fixtures/proc/pressure-io.txt");
-    const PSI_MEM: &str = include_str!("../../../tests/fixtures/proc/pressure-memory.txt");
-    const PSI_SOME: &str = include_str!("../../../tests/fixtures/proc/pressure-some-only.txt");
+    const STAT_T0: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/proc/stat-t0.txt"
+    ));
+    const STAT_T1: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/proc/stat-t1.txt"
+    ));
+    const MEMINFO: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/proc/meminfo.txt"
+    ));
+    const PSI_IO: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/proc/pressure-io.txt"
+    ));
+    const PSI_MEM: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/proc/pressure-memory.txt"
+    ));
+    const PSI_SOME: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/proc/pressure-some-only.txt"
+    ));
 
     #[test]
     fn reads_the_aggregate_cpu_line() {

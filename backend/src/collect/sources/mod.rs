@@ -1,12 +1,11 @@
 //! Data sources behind small synchronous traits, one per kind of data the sampler reads.
 //!
-//! The sampler (`crate::sampler`) owns one of each, built by [`Sources::system_default`], and calls
+//! The sampler ([`crate::collect::sampler`]) owns one of each, built by [`Sources::system_default`], and calls
 //! them from its own threads, never from async workers. Tests inject scripted fakes through the same
 //! traits. A source reports a total failure as `Err`, and per-item trouble (one GPU lost, one mount
 //! unreadable) as `errors` next to the values that did come back.
 
 pub mod block;
-pub mod bounded_statvfs;
 pub mod gpu;
 pub mod mounts;
 pub mod system;

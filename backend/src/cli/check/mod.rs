@@ -2,15 +2,17 @@
 //! the verdict with its path, evidence, suggestions and projections, and exit like a monitoring
 //! plugin: 0 ok, 1 warning, 2 critical, 3 unknown.
 
-use crate::recording;
-use crate::report;
-use crate::sampler::{Sampler, SamplerConfig, Stop};
-use crate::sources::Sources;
+pub mod text;
+
+use crate::collect::sampler::{Sampler, SamplerConfig};
+use crate::collect::sources::Sources;
+use crate::collect::ticker::{Stop, Ticker};
+use crate::ndjson;
 use serde::Serialize;
 use shared::Frame;
 use shared::diagnosis::{Diagnosis, Thresholds, diagnose};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The exit code for "could not decide".
 pub const EXIT_UNKNOWN: i32 = 3;
@@ -69,7 +71,7 @@ pub fn run(opts: CheckOptions) -> i32 {
             Err(e) => return fail(true, &format!("cannot encode the report: {e}")),
         }
     } else {
-        print!("{}", report::render(&d, &host, frames.len(), &notes));
+        print!("{}", text::render(&d, &host, frames.len(), &notes));
     }
     d.severity.exit_code()
 }
@@ -95,7 +97,7 @@ fn fail(json: bool, message: &str) -> i32 {
 fn from_file(path: &Path, opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String>), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read recording {}: {e}", path.display()))?;
-    let parsed = recording::parse(&text);
+    let parsed = ndjson::parse(&text);
     let mut notes: Vec<String> = Vec::new();
     if !parsed.bad_lines.is_empty() {
         let shown: Vec<String> = parsed
@@ -119,7 +121,7 @@ fn from_file(path: &Path, opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String
         return Err(format!("no frames in {}: {why}", path.display()));
     }
     let frames = if opts.window_given {
-        recording::last_window(parsed.frames, opts.window)
+        ndjson::last_window(parsed.frames, opts.window)
     } else {
         parsed.frames
     };
@@ -135,20 +137,15 @@ fn live(opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String>), String> {
         },
     )
     .map_err(|e| format!("cannot start the sampler: {e}"))?;
-    let stop = Stop::new();
-    let start = Instant::now();
+    // Ticks at 0, 1, ... intervals up to and including the window's end.
+    let mut ticker = Ticker::new(opts.interval, Stop::new());
     let mut frames = Vec::new();
     let mut seq = 1;
-    loop {
+    while ticker.tick(Some(opts.window)).is_some() {
         let mut frame = sampler.tick();
         frame.seq = seq;
         seq += 1;
         frames.push(frame);
-        let next = start + opts.interval * u32::try_from(frames.len()).unwrap_or(u32::MAX);
-        if next.duration_since(start) > opts.window {
-            break;
-        }
-        stop.sleep_until(next);
     }
     Ok((frames, Vec::new()))
 }

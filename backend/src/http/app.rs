@@ -3,9 +3,9 @@
 //! [`app`] is the only place routes are wired; `main.rs` and the tests both call it. Responses are
 //! compressed when the client accepts it and carry the security headers of DESIGN section 7.
 
-use crate::guard::HostPolicy;
+use super::same_origin::{self, HostPolicy};
+use super::session::{self, SessionParams};
 use crate::hub::Hub;
-use crate::session::{self, SessionParams};
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Query, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, Uri, header};
@@ -77,7 +77,7 @@ pub fn app(state: AppState) -> Router {
         .fallback(get(static_file))
         .layer(axum::middleware::from_fn_with_state(
             state.host_policy,
-            crate::guard::layer,
+            same_origin::layer,
         ))
         .with_state(state)
         .layer(CompressionLayer::new())
@@ -169,7 +169,7 @@ async fn health(State(state): State<AppState>) -> Response {
         "last_seq": latest.as_ref().map(|e| e.seq),
         "last_frame_age_ms": age.map(|a| a.as_millis() as u64),
         "viewers": state.hub.receiver_count(),
-        "frontend_bundle": crate::assets::has_bundle(),
+        "frontend_bundle": super::assets::has_bundle(),
     });
     let code = match host_state {
         shared::HostState::Up => StatusCode::OK,
@@ -191,7 +191,7 @@ async fn api_not_found(uri: Uri) -> Response {
 }
 
 async fn static_file(uri: Uri) -> Response {
-    crate::assets::serve(uri).await
+    super::assets::serve(uri).await
 }
 
 fn error_response(code: StatusCode, id: &str, message: &str) -> Response {

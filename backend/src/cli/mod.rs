@@ -1,0 +1,119 @@
+//! The commands a person runs: [`serve`] (the default), [`check`] and [`record`], with their
+//! [`flags`] and the [`thresholds_file`] that `serve` and `check` read. [`run`] dispatches one.
+
+pub mod check;
+pub mod flags;
+pub mod record;
+pub mod serve;
+pub mod thresholds_file;
+
+use flags::{CheckArgs, Command, DEFAULT_CHECK_WINDOW, EXIT_USAGE, RecordArgs};
+use std::process::ExitCode;
+
+/// Runs one command and returns the process' exit code: 64 for bad usage (flags, a thresholds
+/// file), `check`'s 0-3, else 0 or 1.
+pub fn run(command: Command) -> ExitCode {
+    let result = match command {
+        Command::Serve(args) if !args.bind.is_loopback() && !args.no_auth => {
+            eprintln!(
+                "vramio: refusing to listen on {} without authentication, which vramio does not \
+                 have yet: anyone reaching that port would see this host's GPUs, processes and \
+                 users. Keep the default loopback bind and use `ssh -L`, or pass --no-auth to \
+                 accept that.",
+                args.bind
+            );
+            return usage_error();
+        }
+        Command::Serve(args) => match thresholds(args.diagnosis.thresholds.as_deref()) {
+            Ok(t) => serve::run(args, t),
+            Err(code) => return code,
+        },
+        Command::Check(args) => return check(args),
+        Command::Record(args) => record(args),
+        Command::Schema => schema(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vramio: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage_error() -> ExitCode {
+    ExitCode::from(u8::try_from(EXIT_USAGE).unwrap_or(2))
+}
+
+/// The name this host reports in frames.
+pub fn hostname() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Loads `--thresholds`, or reports the problem as a usage error.
+fn thresholds(path: Option<&std::path::Path>) -> Result<shared::diagnosis::Thresholds, ExitCode> {
+    thresholds_file::load_thresholds(path).map_err(|e| {
+        eprintln!("vramio: {e}");
+        usage_error()
+    })
+}
+
+fn check(args: CheckArgs) -> ExitCode {
+    let thresholds = match thresholds(args.diagnosis.thresholds.as_deref()) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let code = check::run(check::CheckOptions {
+        json: args.json,
+        window: args.window.unwrap_or(DEFAULT_CHECK_WINDOW),
+        window_given: args.window.is_some(),
+        from: args.from,
+        interval: args.sampling.interval,
+        nvml_lib: args.sampling.nvml_lib,
+        thresholds,
+        host: hostname(),
+    });
+    ExitCode::from(u8::try_from(code).unwrap_or(3))
+}
+
+fn record(args: RecordArgs) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let stop = crate::collect::ticker::Stop::new();
+    let on_signal = stop.clone();
+    // A small runtime only to wait for SIGINT/SIGTERM while this thread records.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the signal watcher")?;
+    std::thread::Builder::new()
+        .name("vramio-signals".into())
+        .spawn(move || {
+            runtime.block_on(serve::wait_for_signal());
+            on_signal.stop();
+        })
+        .context("cannot start the signal watcher")?;
+    let out = args.out.clone();
+    let written = record::run(
+        record::RecordOptions {
+            out: args.out,
+            duration: args.duration,
+            interval: args.sampling.interval,
+            nvml_lib: args.sampling.nvml_lib,
+            host: hostname(),
+        },
+        stop,
+    )?;
+    eprintln!("vramio: wrote {written} frames to {}", out.display());
+    Ok(())
+}
+
+fn schema() -> anyhow::Result<()> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&shared::schema::wire_schema()).unwrap_or_default()
+    );
+    Ok(())
+}
