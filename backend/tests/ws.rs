@@ -20,7 +20,10 @@ struct Server {
 }
 
 async fn server(config: HubConfig) -> Server {
-    let hub = Hub::new("testhost", Duration::from_secs(1), config);
+    server_with(Hub::new("testhost", Duration::from_secs(1), config)).await
+}
+
+async fn server_with(hub: Hub) -> Server {
     let state = AppState::new(hub.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -441,4 +444,41 @@ async fn viewers_are_bounded() {
         ok.is_some(),
         "a viewer can connect again once the first left"
     );
+}
+
+#[tokio::test]
+async fn host_status_turns_stale_when_frames_stop_and_up_when_they_resume() {
+    let interval = Duration::from_millis(100);
+    let hub = Hub::new("testhost", interval, HubConfig::for_interval(interval));
+    let srv = server_with(hub.clone()).await;
+    hub.publish(frame(0)).expect("encodes");
+    let mut ws = connect(srv.addr, "?since_seq=0").await;
+    let state_of = |m: &ServerMsg| match m {
+        ServerMsg::HostStatus { state, .. } => Some(*state),
+        _ => None,
+    };
+    // hello, backfill, then the state as of now.
+    let mut first = None;
+    while first.is_none() {
+        first = state_of(&next_msg(&mut ws).await);
+    }
+    assert_eq!(first, Some(shared::HostState::Up));
+    let quiet = std::time::Instant::now();
+    let stale = loop {
+        let m = next_msg(&mut ws).await;
+        if let Some(state) = state_of(&m) {
+            break (state, m);
+        }
+    };
+    assert_eq!(stale.0, shared::HostState::Stale, "{:?}", stale.1);
+    assert!(
+        quiet.elapsed() >= hub.stale_after() - interval,
+        "stale only after {:?} without frames, not after {:?}",
+        hub.stale_after(),
+        quiet.elapsed()
+    );
+    hub.publish(frame(1)).expect("encodes");
+    assert!(matches!(next_msg(&mut ws).await, ServerMsg::Frame { .. }));
+    let back = next_msg(&mut ws).await;
+    assert_eq!(state_of(&back), Some(shared::HostState::Up), "{back:?}");
 }

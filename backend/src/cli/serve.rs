@@ -12,8 +12,11 @@ use std::net::SocketAddr;
 
 /// Serves until a signal; `thresholds` are the diagnosis' (defaults or `--thresholds`).
 pub fn run(args: ServeArgs, thresholds: shared::diagnosis::Thresholds) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread runs every connection. Sampling and diagnosis are on threads of their own, and a
+    // session only forwards frames encoded once, so a single async thread has room for the
+    // DESIGN's 1,000 viewers; a second worker would only add wake-ups and work stealing between
+    // threads each tick, the largest part of what one viewer cost (see `benches/agent_cost.rs`).
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;

@@ -21,6 +21,9 @@ use tokio_util::sync::CancellationToken;
 pub const FIRST_MESSAGE_WAIT: Duration = Duration::from_millis(250);
 /// A client that accepts nothing for this long is dropped (lag alone never drops a client).
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long past the hub's staleness limit a session looks again, so the hub already calls the
+/// host stale when it does.
+const STALE_MARGIN: Duration = Duration::from_millis(50);
 /// Frames per `backfill` message, so one message stays a few hundred KiB.
 pub const BACKFILL_CHUNK: usize = 120;
 
@@ -115,13 +118,25 @@ where
         return Ended::WriteFailed;
     }
 
-    let mut status_tick = tokio::time::interval(hub.interval().max(Duration::from_millis(250)));
-    status_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    // The host's state changes only when frames start, stop or resume, so it is checked when a
+    // frame arrives and once the next one is overdue: no timer of its own wakes every session each
+    // interval while frames flow.
+    let overdue_after = hub.stale_after() + STALE_MARGIN;
+    let overdue = tokio::time::sleep(overdue_after);
+    tokio::pin!(overdue);
+    let mut watching = true;
     loop {
         let step = tokio::select! {
             () = cancel.cancelled() => Err(Ended::ServerShutdown),
             live = rx.recv() => match live {
-                Ok(entry) => s.send_frame(&entry).await,
+                Ok(entry) => {
+                    overdue.as_mut().reset(tokio::time::Instant::now() + overdue_after);
+                    watching = true;
+                    match s.send_frame(&entry).await {
+                        Ok(()) => s.report_state().await,
+                        failed => failed,
+                    }
+                }
                 Err(RecvError::Lagged(skipped)) => s.send_msg(&ServerMsg::Lagged { skipped }).await,
                 Err(RecvError::Closed) => Err(Ended::ServerShutdown),
             },
@@ -147,7 +162,10 @@ where
                     Ok(())
                 }
             },
-            _ = status_tick.tick() => s.report_state().await,
+            () = &mut overdue, if watching => {
+                watching = false;
+                s.report_state().await
+            }
         };
         if let Err(ended) = step {
             return s.close(ended).await;

@@ -243,6 +243,11 @@ impl Hub {
         self.state().ring.len()
     }
 
+    /// How long without a frame makes the host `stale`.
+    pub fn stale_after(&self) -> Duration {
+        self.inner.interval * STALE_AFTER_INTERVALS
+    }
+
     /// `up` while frames arrive, `stale` after a few intervals without one, `down` before any.
     pub fn host_state(&self) -> (HostState, Option<Duration>) {
         let state = self.state();
@@ -250,7 +255,7 @@ impl Hub {
             None => (HostState::Down, None),
             Some(at) => {
                 let age = at.elapsed();
-                if age > self.inner.interval * STALE_AFTER_INTERVALS {
+                if age > self.stale_after() {
                     (HostState::Stale, Some(age))
                 } else {
                     (HostState::Up, Some(age))

@@ -1,0 +1,246 @@
+//! What the agent costs while it runs: `vramio serve` at 1 Hz with two fake GPUs (and this host's
+//! real disks, mounts and /proc), measured from outside over a steady window with 0, 1 and 10
+//! WebSocket viewers that read every message (DESIGN section 9: <= 0.05% of one core with one
+//! viewer, <= +0.005% per further viewer, <= 15 MB RSS).
+//!
+//! `cargo bench -p vramio --bench agent_cost` prints one row per viewer count. CPU is the sum of
+//! every thread's on-CPU time from `/proc/<pid>/task/*/schedstat` (nanoseconds; `/proc/<pid>/stat`
+//! counts 10 ms ticks, too coarse for 0.05%), over `VRAMIO_COST_SECS` seconds per row (default 60).
+//! `VRAMIO_COST_VIEWERS=0,1,10` picks the rows. The figures are the process' own; the viewers run
+//! in this bench process and are not counted.
+
+use futures_util::StreamExt;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+#[path = "../tests/common/fake_nvml.rs"]
+mod fake_nvml;
+
+/// Time for start-up costs (NVML init, first sysfs walks, page-cache misses) to pass.
+const WARM_UP: Duration = Duration::from_secs(5);
+/// After viewers connect: their backfill and the first diagnosis are not steady state.
+const SETTLE: Duration = Duration::from_secs(3);
+
+fn two_gpu_script(pid: u32) -> String {
+    let gpu = |i: u32, used: u32, util: u32| {
+        format!(
+            r#"{{"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0000000{i}-0000-0000-0000-000000000000",
+            "memory_total_mib": 81559, "repeat": true, "lost_at_s": null, "slow_ms": 0,
+            "timeline": [{{"at_s": 0, "memory_used_mib": {used}, "util_gpu": {util}, "util_mem": 40,
+              "temperature_c": 60, "power_w": 500, "processes": [{{"pid": {pid}, "used_mib": {used}}}]}},
+              {{"at_s": 30, "memory_used_mib": {used2}, "util_gpu": {util}}}]}}"#,
+            used2 = used + 2000
+        )
+    };
+    format!(
+        r#"{{"driver_version": "580.00", "devices": [{}, {}]}}"#,
+        gpu(0, 30_000, 90),
+        gpu(1, 50_000, 35)
+    )
+}
+
+/// On-CPU nanoseconds of every live thread of `pid`.
+fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// `utime + stime` of `pid` in clock ticks (dead threads included).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after_comm = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_comm.split_whitespace().collect();
+    // After `comm`: field 3 is index 0, so utime (14) and stime (15) are 11 and 12.
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(11) + field(12)
+}
+
+/// `VmRSS` and `VmHWM` of `pid` in KiB.
+fn rss_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let get = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    (get("VmRSS:"), get("VmHWM:"))
+}
+
+struct Server {
+    child: Child,
+    port: u16,
+    _script: fake_nvml::ScriptFile,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_server() -> Server {
+    let script = fake_nvml::ScriptFile::new();
+    std::fs::write(script.path(), two_gpu_script(std::process::id())).expect("write script");
+    let lib: PathBuf = fake_nvml::fake_nvml_path();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vramio"))
+        .args(["serve", "--port", "0", "--interval", "1s", "--nvml-lib"])
+        .arg(&lib)
+        .env(fake_nvml::SCRIPT_ENV, script.path())
+        .env("VRAMIO_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start vramio serve");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let port = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            let rest = l.split_once("serving on http://")?.1;
+            rest.split_once(':')?.1.trim_end_matches('/').parse().ok()
+        })
+        .expect("vramio prints the URL it serves");
+    // Keep draining stdout so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    Server {
+        child,
+        port,
+        _script: script,
+    }
+}
+
+/// Opens `n` viewers that read every message until dropped; returns their message counter.
+async fn open_viewers(port: u16, n: usize) -> (Vec<tokio::task::JoinHandle<()>>, Arc<AtomicU64>) {
+    let count = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..n {
+        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}/ws"))
+            .await
+            .expect("viewer connects");
+        let count = count.clone();
+        tasks.push(tokio::spawn(async move {
+            let (_sink, mut stream) = ws.split();
+            while let Some(Ok(_)) = stream.next().await {
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    (tasks, count)
+}
+
+struct Row {
+    viewers: usize,
+    pct: f64,
+    ticks_pct: f64,
+    rss_kib: u64,
+    messages_per_viewer_s: f64,
+}
+
+fn measure(server: &Server, viewers: usize, secs: u64, rt: &tokio::runtime::Runtime) -> Row {
+    let pid = server.child.id();
+    let (tasks, count) = rt.block_on(open_viewers(server.port, viewers));
+    std::thread::sleep(SETTLE);
+    let (ns0, ticks0, m0, t0) = (
+        cpu_ns(pid),
+        cpu_ticks(pid),
+        count.load(Ordering::Relaxed),
+        Instant::now(),
+    );
+    std::thread::sleep(Duration::from_secs(secs));
+    let (ns1, ticks1, m1, wall) = (
+        cpu_ns(pid),
+        cpu_ticks(pid),
+        count.load(Ordering::Relaxed),
+        t0.elapsed(),
+    );
+    for t in tasks {
+        t.abort();
+    }
+    // USER_HZ, the unit of utime/stime: 100 on every Linux architecture vramio runs on.
+    let hz = 100.0;
+    let wall_s = wall.as_secs_f64();
+    Row {
+        viewers,
+        pct: ns1.saturating_sub(ns0) as f64 / 1e9 / wall_s * 100.0,
+        ticks_pct: ticks1.saturating_sub(ticks0) as f64 / hz / wall_s * 100.0,
+        rss_kib: rss_kib(pid).0,
+        messages_per_viewer_s: if viewers == 0 {
+            0.0
+        } else {
+            m1.saturating_sub(m0) as f64 / viewers as f64 / wall_s
+        },
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing and expects a quick run.
+    let benching = std::env::args().any(|a| a == "--bench");
+    let secs: u64 = std::env::var("VRAMIO_COST_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if benching { 60 } else { 2 });
+    let viewers: Vec<usize> = std::env::var("VRAMIO_COST_VIEWERS")
+        .ok()
+        .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![0, 1, 10]);
+    // Viewers run on their own worker thread while the main thread sleeps through the window.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let server = start_server();
+    std::thread::sleep(if benching { WARM_UP } else { SETTLE });
+    println!("agent cost: vramio serve, 1 Hz, 2 fake GPUs, this host's disks; {secs} s per row");
+    println!("viewers  cpu % of one core  (from 10 ms ticks)  rss MiB  msgs/viewer/s");
+    let rows: Vec<Row> = viewers
+        .iter()
+        .map(|&n| measure(&server, n, secs, &rt))
+        .collect();
+    for r in &rows {
+        println!(
+            "{:>7}  {:>17.4}  {:>18.3}  {:>7.1}  {:>13.2}",
+            r.viewers,
+            r.pct,
+            r.ticks_pct,
+            r.rss_kib as f64 / 1024.0,
+            r.messages_per_viewer_s
+        );
+    }
+    if let (Some(base), Some(one)) = (
+        rows.iter().find(|r| r.viewers == 0),
+        rows.iter().find(|r| r.viewers == 1),
+    ) {
+        println!("first viewer adds {:+.4} % of a core", one.pct - base.pct);
+        if let Some(ten) = rows.iter().find(|r| r.viewers == 10) {
+            println!(
+                "each viewer after the first adds {:+.5} % of a core",
+                (ten.pct - one.pct) / 9.0
+            );
+        }
+    }
+    if rows
+        .iter()
+        .any(|r| r.viewers > 0 && r.messages_per_viewer_s < 0.5)
+    {
+        eprintln!("warning: viewers received almost nothing: is the server streaming?");
+    }
+}
