@@ -13,6 +13,7 @@ pub mod statvfs;
 pub mod table;
 #[cfg(test)]
 mod testutil;
+pub mod watch;
 
 pub use kind::{Backing, classify, resolve_backing};
 pub use space::{VfsCounts, space};
@@ -34,6 +35,9 @@ pub struct ProcMounts {
     /// `resolve_backing` per (majmin, device): sysfs walks are not repeated every tick for
     /// filesystems that stay mounted.
     backing: HashMap<(String, String), Option<Backing>>,
+    /// Change notifications of `mountinfo`, and the table as last read.
+    watch: watch::TableWatch,
+    table: Option<(Vec<MountEntry>, Vec<SourceError>)>,
 }
 
 impl ProcMounts {
@@ -44,8 +48,11 @@ impl ProcMounts {
     /// Reads this mountinfo file and this sysfs tree instead of the host's. `statvfs` still runs on
     /// the mount points as listed.
     pub fn with_paths(mountinfo: impl Into<PathBuf>, sysfs: impl Into<PathBuf>) -> Self {
+        let mountinfo = mountinfo.into();
         ProcMounts {
-            mountinfo: mountinfo.into(),
+            watch: watch::TableWatch::new(&mountinfo),
+            table: None,
+            mountinfo,
             sysfs: sysfs.into(),
             network: BoundedStatvfs::default(),
             backing: HashMap::new(),
@@ -59,18 +66,34 @@ impl Default for ProcMounts {
     }
 }
 
-impl MountSource for ProcMounts {
-    fn sample(&mut self) -> Result<Reading<Vec<Mount>>, SourceFailure> {
+impl ProcMounts {
+    /// The selected mounts and the mountinfo lines that did not parse: read and selected again
+    /// only when the mount table changed (see [`watch`]).
+    fn table(&mut self) -> Result<(Vec<MountEntry>, Vec<SourceError>), SourceFailure> {
+        if let Some(table) = &self.table
+            && !self.watch.changed()
+        {
+            return Ok(table.clone());
+        }
         let text =
             std::fs::read_to_string(&self.mountinfo).map_err(|source| SourceFailure::Io {
                 path: self.mountinfo.clone(),
                 source,
             })?;
-        let (entries, mut errors) = parse_mountinfo(&text);
+        self.watch.read();
+        let (entries, errors) = parse_mountinfo(&text);
         // A mount point that cannot be stat'ed is kept: statvfs below reports why.
         let is_dir = |p: &str| std::fs::metadata(p).map_or(true, |m| m.is_dir());
+        let table = (select_mounts(entries, is_dir), errors);
+        self.table = Some(table.clone());
+        Ok(table)
+    }
+}
+
+impl MountSource for ProcMounts {
+    fn sample(&mut self) -> Result<Reading<Vec<Mount>>, SourceFailure> {
+        let (selected, mut errors) = self.table()?;
         let mut mounts = Vec::new();
-        let selected = select_mounts(entries, is_dir);
         self.network
             .retain(|p| selected.iter().any(|e| e.mount_point == p));
         self.backing.retain(|(majmin, device), _| {
