@@ -42,6 +42,11 @@ impl Slot {
     pub fn carried(&self) -> Option<&Carried> {
         self.carried.as_ref()
     }
+
+    /// Drops the carried list (the device is no longer counted), so its pids can be evicted.
+    pub fn forget_processes(&mut self) {
+        self.carried = None;
+    }
 }
 
 /// Why one GPU gave no readings this tick.

@@ -154,11 +154,6 @@ impl Identities {
         }
     }
 
-    /// The namespace decisions are made for.
-    pub fn namespace(&self) -> PidNamespace {
-        self.ns
-    }
-
     /// A GPU process with its presence, and with `comm` and user when visible.
     pub fn process(&mut self, pid: u32, used_bytes: Option<u64>) -> GpuProcess {
         let (presence, found) = presence(self.ns, || self.look_up(pid));

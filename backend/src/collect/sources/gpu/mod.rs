@@ -220,6 +220,9 @@ impl GpuSource for NvmlSource {
             gpus.push(tick.read(nvml));
             read_processes |= tick.read_processes;
         }
+        for gone in self.slots.iter_mut().skip(count as usize) {
+            gone.forget_processes();
+        }
         if read_processes {
             self.evict_gone_pids();
         }
