@@ -304,7 +304,7 @@ mod tests {
             memory: Some(GpuMemory {
                 total_bytes: Bytes(1000),
                 used_bytes: Bytes(250),
-                reserved_bytes: Bytes(0),
+                reserved_bytes: Some(Bytes(0)),
                 free_bytes: Bytes(750),
             }),
             utilization_gpu_pct: Some(Percent(97.0)),
@@ -313,6 +313,8 @@ mod tests {
             power_w: None,
             power_limit_w: None,
             processes: None,
+            processes_t_ms: None,
+            nvml_api: None,
         });
         f.block_devices.push(BlockDevice {
             name: "vda".into(),

@@ -6,7 +6,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use shared::diagnosis::{Thresholds, diagnose};
 use shared::{
     BlockDevice, Bytes, BytesPerSec, Frame, Gpu, GpuMemory, GpuProcess, GpuState, Mount, MountKind,
-    Percent, Psi, SystemStats,
+    Percent, Presence, Psi, SystemStats,
 };
 use std::hint::black_box;
 
@@ -35,7 +35,7 @@ fn frame(i: u64, starved: bool) -> Frame {
                 memory: Some(GpuMemory {
                     total_bytes: Bytes(total),
                     used_bytes: Bytes(used),
-                    reserved_bytes: Bytes(0),
+                    reserved_bytes: Some(Bytes(0)),
                     free_bytes: Bytes(total - used),
                 }),
                 utilization_gpu_pct: Some(Percent(util)),
@@ -45,10 +45,13 @@ fn frame(i: u64, starved: bool) -> Frame {
                 power_limit_w: Some(700.0),
                 processes: Some(vec![GpuProcess {
                     pid: 1000 + g as u32,
+                    presence: Presence::Visible,
                     name: Some("python".to_owned()),
                     user: None,
                     used_bytes: Some(Bytes(used - GIB)),
                 }]),
+                processes_t_ms: None,
+                nvml_api: None,
             }
         })
         .collect();

@@ -71,9 +71,48 @@ pub struct Gpu {
     pub power_w: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_limit_w: Option<f64>,
-    /// Processes holding memory on this GPU. `None` when the list could not be read.
+    /// Processes holding memory on this GPU. `None` when the list could not be read. The list is
+    /// read at a slower cadence than the other readings, so it may be older than the frame: see
+    /// `processes_t_ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processes: Option<Vec<GpuProcess>>,
+    /// When `processes` was read from NVML, in milliseconds since the Unix epoch; earlier than the
+    /// frame's `t_ms` when the list is carried over from an earlier tick. Absent with no list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes_t_ms: Option<u64>,
+    /// Which generation of NVML's versioned calls answered for this GPU. Absent when nothing was
+    /// read from NVML (a lost GPU, an imported log).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvml_api: Option<GpuApis>,
+}
+
+/// Which NVML call generations a GPU's readings came from. Drivers before R510 (the 470 and 495
+/// branches) have neither `nvmlDeviceGetMemoryInfo_v2` nor the `_v3` process lists, and some
+/// newer ones (WSL) fail the v2 memory call: vramio then falls back to the older call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GpuApis {
+    /// The memory call that answered this tick; absent when memory was not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryApi>,
+    /// The process-list calls that answered for `processes`; absent with no list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<ProcessApi>,
+}
+
+/// `nvmlDeviceGetMemoryInfo_v2` (with `reserved`) or `nvmlDeviceGetMemoryInfo` (without).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryApi {
+    V2,
+    V1,
+}
+
+/// `nvmlDevice{Compute,Graphics}RunningProcesses_v3` or their `_v2` predecessors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessApi {
+    V3,
+    V2,
 }
 
 /// Whether a GPU answered this tick.
@@ -87,13 +126,16 @@ pub enum GpuState {
     Error,
 }
 
-/// GPU memory from NVML's `nvmlDeviceGetMemoryInfo_v2`.
+/// GPU memory from NVML's `nvmlDeviceGetMemoryInfo_v2`, or `nvmlDeviceGetMemoryInfo` (v1) where
+/// v2 is missing or fails (see [`Gpu::nvml_api`]).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GpuMemory {
     pub total_bytes: Bytes,
     pub used_bytes: Bytes,
-    /// Reserved by the driver and firmware, not usable by processes.
-    pub reserved_bytes: Bytes,
+    /// Reserved by the driver and firmware, not usable by processes. Absent where only v1
+    /// answered (v1 has no such figure; its `used` includes what v2 calls reserved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved_bytes: Option<Bytes>,
     pub free_bytes: Bytes,
 }
 
@@ -102,14 +144,31 @@ pub struct GpuMemory {
 pub struct GpuProcess {
     /// Host pid as NVML reports it.
     pub pid: u32,
-    /// `comm` of the process; `None` when it no longer exists here (an orphan) or is not visible.
+    /// Whether vramio could see the process, and so whether a missing name means it exited.
+    pub presence: Presence,
+    /// `comm` of the process; `None` unless `presence` is `visible`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Login name of its owner (or the uid where the name service does not know it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
     /// `None` when NVML does not know (e.g. under MIG without privileges).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used_bytes: Option<Bytes>,
+}
+
+/// Whether a GPU process's pid could be looked up here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    /// Found in this `/proc`: name and user are read from it.
+    Visible,
+    /// vramio sees the host's pids and this one is gone: it exited, yet NVML still lists it (an
+    /// orphan holding memory).
+    Exited,
+    /// NVML reports host pids, which this `/proc` cannot show (vramio runs in a child PID
+    /// namespace, or `/proc` denies access): the process may well be alive. Never an orphan.
+    NotVisible,
 }
 
 /// A mounted filesystem.
@@ -289,6 +348,8 @@ impl Gpu {
             power_w: None,
             power_limit_w: None,
             processes: None,
+            processes_t_ms: None,
+            nvml_api: None,
         }
     }
 }

@@ -13,8 +13,8 @@ pub mod units;
 pub mod window;
 
 pub use frame::{
-    BlockDevice, Frame, Gpu, GpuMemory, GpuProcess, GpuState, Mount, MountKind, NvmlStatus, Psi,
-    Source, SourceCost, SourceError, SystemStats,
+    BlockDevice, Frame, Gpu, GpuApis, GpuMemory, GpuProcess, GpuState, MemoryApi, Mount, MountKind,
+    NvmlStatus, Presence, ProcessApi, Psi, Source, SourceCost, SourceError, SystemStats,
 };
 pub use protocol::{ClientMsg, ErrorCode, HostState, PROTOCOL_VERSION, ServerMsg};
 pub use units::{Bytes, BytesPerSec, Percent};

@@ -5,9 +5,9 @@
 
 use shared::diagnosis::{Thresholds, diagnose};
 use shared::{
-    BlockDevice, Bytes, BytesPerSec, ClientMsg, ErrorCode, Frame, Gpu, GpuMemory, GpuProcess,
-    GpuState, HostState, Mount, MountKind, NvmlStatus, Percent, Psi, ServerMsg, Source, SourceCost,
-    SourceError, SystemStats,
+    BlockDevice, Bytes, BytesPerSec, ClientMsg, ErrorCode, Frame, Gpu, GpuApis, GpuMemory,
+    GpuProcess, GpuState, HostState, MemoryApi, Mount, MountKind, NvmlStatus, Percent, Presence,
+    ProcessApi, Psi, ServerMsg, Source, SourceCost, SourceError, SystemStats,
 };
 use std::path::PathBuf;
 
@@ -15,7 +15,9 @@ fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/protocol")
 }
 
-/// A frame with every field present: one healthy GPU with an orphan process, one lost GPU.
+/// A frame with every field present: one healthy GPU (newest NVML calls, a process list carried
+/// from two seconds earlier) with a visible, an exited (orphan) and a hidden process; one lost
+/// GPU; one GPU that answered only the older calls (v1 memory without reserved, `_v2` lists).
 fn full_frame() -> Frame {
     Frame {
         seq: 1_764_500_000_123,
@@ -34,7 +36,7 @@ fn full_frame() -> Frame {
                 memory: Some(GpuMemory {
                     total_bytes: Bytes::from_mib(81559),
                     used_bytes: Bytes::from_mib(52000),
-                    reserved_bytes: Bytes::from_mib(512),
+                    reserved_bytes: Some(Bytes::from_mib(512)),
                     free_bytes: Bytes::from_mib(29047),
                 }),
                 utilization_gpu_pct: Some(Percent(92.0)),
@@ -45,17 +47,31 @@ fn full_frame() -> Frame {
                 processes: Some(vec![
                     GpuProcess {
                         pid: 4242,
+                        presence: Presence::Visible,
                         name: Some("python3".into()),
                         user: Some("alice".into()),
                         used_bytes: Some(Bytes::from_mib(51200)),
                     },
                     GpuProcess {
                         pid: 4_000_001,
+                        presence: Presence::Exited,
                         name: None,
                         user: None,
                         used_bytes: Some(Bytes::from_mib(300)),
                     },
+                    GpuProcess {
+                        pid: 918_273,
+                        presence: Presence::NotVisible,
+                        name: None,
+                        user: None,
+                        used_bytes: Some(Bytes::from_mib(200)),
+                    },
                 ]),
+                processes_t_ms: Some(1_764_499_998_000),
+                nvml_api: Some(GpuApis {
+                    memory: Some(MemoryApi::V2),
+                    processes: Some(ProcessApi::V3),
+                }),
             },
             Gpu::unread(
                 1,
@@ -63,6 +79,29 @@ fn full_frame() -> Frame {
                 "NVIDIA H100 80GB HBM3".into(),
                 GpuState::Lost,
             ),
+            Gpu {
+                index: 2,
+                uuid: "GPU-5e0b7f3a-2c19-4d8e-9a61-7f3e2b1c0d95".into(),
+                name: "Tesla V100-SXM2-32GB".into(),
+                state: GpuState::Ok,
+                memory: Some(GpuMemory {
+                    total_bytes: Bytes::from_mib(32768),
+                    used_bytes: Bytes::from_mib(4096),
+                    reserved_bytes: None,
+                    free_bytes: Bytes::from_mib(28672),
+                }),
+                utilization_gpu_pct: Some(Percent(35.0)),
+                utilization_memory_pct: Some(Percent(12.0)),
+                temperature_c: Some(48.0),
+                power_w: Some(120.0),
+                power_limit_w: Some(300.0),
+                processes: Some(Vec::new()),
+                processes_t_ms: Some(1_764_500_000_000),
+                nvml_api: Some(GpuApis {
+                    memory: Some(MemoryApi::V1),
+                    processes: Some(ProcessApi::V2),
+                }),
+            },
         ],
         mounts: vec![Mount {
             mount_point: "/data".into(),

@@ -19,12 +19,21 @@ const CHILD_ENV: &str = "VRAMIO_FAKE_NVML_CHILD";
 /// `libfake_nvml.so`, built by cargo next to the test binaries because fake-nvml is a
 /// dev-dependency of the backend. Panics with a clear message when it is not there.
 pub fn fake_nvml_path() -> PathBuf {
+    built_library("libfake_nvml.so", "fake-nvml")
+}
+
+/// `libfake_nvml_legacy.so`: the same fake as a driver before R510 (no memory v2, no `_v3`
+/// process lists), from the `fake-nvml-legacy` dev-dependency.
+pub fn legacy_fake_nvml_path() -> PathBuf {
+    built_library("libfake_nvml_legacy.so", "fake-nvml-legacy")
+}
+
+fn built_library(file: &str, package: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary knows its own path");
     let deps = exe.parent().expect("the test binary lives in a directory");
     let candidates = [
-        deps.join("libfake_nvml.so"),
-        deps.parent()
-            .map_or_else(PathBuf::new, |p| p.join("libfake_nvml.so")),
+        deps.join(file),
+        deps.parent().map_or_else(PathBuf::new, |p| p.join(file)),
     ];
     candidates
         .iter()
@@ -32,8 +41,8 @@ pub fn fake_nvml_path() -> PathBuf {
         .cloned()
         .unwrap_or_else(|| {
             panic!(
-                "libfake_nvml.so not found (looked at {candidates:?}); build it with \
-                 `cargo build -p fake-nvml` or keep fake-nvml a dev-dependency of the backend"
+                "{file} not found (looked at {candidates:?}); build it with \
+                 `cargo build -p {package}` or keep {package} a dev-dependency of the backend"
             )
         })
 }

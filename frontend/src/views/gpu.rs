@@ -11,7 +11,7 @@ use crate::store::use_store;
 use leptos::prelude::*;
 use shared::diagnosis::ProjectionKind;
 use shared::units::Bytes;
-use shared::{Gpu, GpuMemory, GpuProcess, GpuState, Source};
+use shared::{Gpu, GpuMemory, GpuProcess, GpuState, MemoryApi, Presence, Source};
 
 /// The GPU section: its errors and a card per GPU.
 #[component]
@@ -61,6 +61,26 @@ pub fn by_memory(processes: &[GpuProcess]) -> Vec<GpuProcess> {
     p
 }
 
+/// What the process column shows: the name, or why there is none. A pid that exited and one this
+/// vramio cannot see (it runs in a container and NVML reports host pids) are told apart.
+pub fn process_label(p: &GpuProcess) -> String {
+    match (p.presence, &p.name) {
+        (Presence::Visible, Some(name)) => name.clone(),
+        (Presence::Visible, None) => DASH.to_owned(),
+        (Presence::Exited, _) => "(exited)".to_owned(),
+        (Presence::NotVisible, _) => "(not visible here)".to_owned(),
+    }
+}
+
+/// The hover text of the reserved figure: why it is missing when only NVML memory v1 answered.
+fn reserved_title(gpu: Option<&Gpu>) -> Option<&'static str> {
+    let v1 = gpu
+        .and_then(|g| g.nvml_api)
+        .and_then(|a| a.memory)
+        .is_some_and(|m| m == MemoryApi::V1);
+    v1.then_some("This driver answers only NVML memory v1, which does not report reserved memory")
+}
+
 fn state_label(state: GpuState) -> &'static str {
     match state {
         GpuState::Ok => "ok",
@@ -89,12 +109,17 @@ fn GpuCard(index: u32) -> impl IntoView {
         move || gpu.with(|g| g.as_ref().map_or_else(|| DASH.to_owned(), f))
     };
     let mem = move || gpu.with(|g| g.as_ref().and_then(|g| g.memory));
-    let mem_text = move |f: fn(&GpuMemory) -> Bytes| move || opt_bytes(mem().as_ref().map(f));
-    let mem_attr =
-        move |f: fn(&GpuMemory) -> Bytes| move || mem().as_ref().map(|m| f(m).0.to_string());
-    let share = move |f: fn(&GpuMemory) -> Bytes| {
-        move || super::bar_width(mem().and_then(|m| f(&m).percent_of(m.total_bytes)))
+    let mem_text =
+        move |f: fn(&GpuMemory) -> Option<Bytes>| move || opt_bytes(mem().as_ref().and_then(f));
+    let mem_attr = move |f: fn(&GpuMemory) -> Option<Bytes>| {
+        move || mem().as_ref().and_then(f).map(|b| b.0.to_string())
     };
+    let share = move |f: fn(&GpuMemory) -> Option<Bytes>| {
+        move || {
+            super::bar_width(mem().and_then(|m| f(&m).and_then(|b| b.percent_of(m.total_bytes))))
+        }
+    };
+    let reserved_title = move || gpu.with(|g| reserved_title(g.as_ref()));
     let state = move || gpu.with(|g| g.as_ref().map(|g| g.state));
     let util = move || gpu.with(|g| g.as_ref().and_then(|g| g.utilization_gpu_pct));
     view! {
@@ -124,18 +149,20 @@ fn GpuCard(index: u32) -> impl IntoView {
             <Errors list=errors />
             <div class="mem">
                 <div class="bar mem-bar">
-                    <div class="bar-fill" style:width=share(|m| m.used_bytes)></div>
+                    <div class="bar-fill" style:width=share(|m| Some(m.used_bytes))></div>
                     <div class="bar-reserved" style:width=share(|m| m.reserved_bytes)></div>
                 </div>
                 <div class="mem-figures">
-                    <span data-testid="gpu-mem-used" data-bytes=mem_attr(|m| m.used_bytes)>
-                        {mem_text(|m| m.used_bytes)}
+                    <span data-testid="gpu-mem-used" data-bytes=mem_attr(|m| Some(m.used_bytes))>
+                        {mem_text(|m| Some(m.used_bytes))}
                     </span>
                     " used · "
-                    <span class="reserved">{mem_text(|m| m.reserved_bytes)}</span>
+                    <span class="reserved" data-testid="gpu-mem-reserved" title=reserved_title>
+                        {mem_text(|m| m.reserved_bytes)}
+                    </span>
                     " reserved · "
-                    <span data-testid="gpu-mem-total" data-bytes=mem_attr(|m| m.total_bytes)>
-                        {mem_text(|m| m.total_bytes)}
+                    <span data-testid="gpu-mem-total" data-bytes=mem_attr(|m| Some(m.total_bytes))>
+                        {mem_text(|m| Some(m.total_bytes))}
                     </span>
                     " total · "
                     <strong class="mem-pct">{move || opt_pct(mem().and_then(|m| m.used_pct()))}</strong>
@@ -178,11 +205,18 @@ fn Processes(gpu: Memo<Option<Gpu>>) -> impl IntoView {
                 let rows = by_memory(list)
                     .into_iter()
                     .map(|p| {
-                        let orphan = p.name.is_none();
+                        let orphan = p.presence == Presence::Exited;
+                        let hidden = p.presence == Presence::NotVisible;
+                        let label = process_label(&p);
                         view! {
-                            <tr data-testid="gpu-proc" data-pid=p.pid.to_string() class:orphan=orphan>
+                            <tr
+                                data-testid="gpu-proc"
+                                data-pid=p.pid.to_string()
+                                class:orphan=orphan
+                                class:hidden-proc=hidden
+                            >
                                 <td class="num">{p.pid}</td>
-                                <td>{p.name.unwrap_or_else(|| "(exited)".to_owned())}</td>
+                                <td>{label}</td>
                                 <td>{p.user.unwrap_or_else(|| DASH.to_owned())}</td>
                                 <td class="num">{opt_bytes(p.used_bytes)}</td>
                             </tr>
@@ -217,6 +251,7 @@ mod tests {
     fn proc(pid: u32, used: Option<u64>) -> GpuProcess {
         GpuProcess {
             pid,
+            presence: Presence::Exited,
             name: None,
             user: None,
             used_bytes: used.map(Bytes),
@@ -228,6 +263,28 @@ mod tests {
         let sorted = by_memory(&[proc(1, Some(10)), proc(2, None), proc(3, Some(30))]);
         let pids: Vec<u32> = sorted.iter().map(|p| p.pid).collect();
         assert_eq!(pids, vec![3, 1, 2]);
+    }
+
+    #[test]
+    fn exited_and_hidden_processes_are_told_apart() {
+        let mut p = proc(7, Some(1));
+        assert_eq!(process_label(&p), "(exited)");
+        p.presence = Presence::NotVisible;
+        assert_eq!(process_label(&p), "(not visible here)");
+        p.presence = Presence::Visible;
+        p.name = Some("python3".to_owned());
+        assert_eq!(process_label(&p), "python3");
+    }
+
+    #[test]
+    fn a_missing_reserved_figure_says_why() {
+        let mut g = Gpu::unread(0, "GPU-0".into(), "V100".into(), GpuState::Ok);
+        assert_eq!(reserved_title(Some(&g)), None);
+        g.nvml_api = Some(shared::GpuApis {
+            memory: Some(MemoryApi::V1),
+            processes: None,
+        });
+        assert!(reserved_title(Some(&g)).is_some_and(|t| t.contains("v1")));
     }
 
     #[test]

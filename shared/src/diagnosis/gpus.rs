@@ -7,7 +7,7 @@ use super::model::RuleId;
 use super::stats::{Band, Dir, Moments, Tally};
 use super::thresholds::Thresholds;
 use super::trend::Subsample;
-use crate::frame::{Frame, Gpu, GpuState, Source};
+use crate::frame::{Frame, Gpu, GpuState, Presence, Source};
 
 pub(crate) struct GpuSeries {
     pub subject: String,
@@ -18,7 +18,8 @@ pub(crate) struct GpuSeries {
     /// Newest total, bytes.
     pub total_bytes: Option<f64>,
     /// What processes can fill: total minus what the driver reserves (NVML v2 `used` never
-    /// includes `reserved`), the ceiling for time-to-OOM.
+    /// includes `reserved`; v1 has no reserved and counts it in `used`), the ceiling for
+    /// time-to-OOM.
     pub usable_bytes: Option<f64>,
     /// Subsampled `(t_s, used bytes)` for the trend.
     pub points: Vec<(f64, f64)>,
@@ -35,7 +36,8 @@ pub(crate) struct GpuSeries {
     /// Samples where device used minus the processes' sum exceeded the threshold, of samples
     /// where every process reported its memory; with the newest difference in bytes.
     pub unattributed: (u32, u32, Option<f64>),
-    /// Samples with an orphan holder, of samples with a process list; newest `(pid, bytes)`.
+    /// Samples with an orphan holder (a process that exited, not one merely hidden from this
+    /// PID namespace), of samples with a process list; newest `(pid, bytes)`.
     pub orphan: (u32, u32, Option<(u32, f64)>),
     /// Whether any process on this GPU had a visible name (otherwise pids may just be hidden).
     pub named_process_seen: bool,
@@ -183,7 +185,8 @@ fn add_sample(
     };
     let used = mem.used_bytes.0 as f64;
     s.total_bytes = Some(mem.total_bytes.0 as f64);
-    s.usable_bytes = Some(mem.total_bytes.0.saturating_sub(mem.reserved_bytes.0) as f64);
+    let reserved = mem.reserved_bytes.map_or(0, |b| b.0);
+    s.usable_bytes = Some(mem.total_bytes.0.saturating_sub(reserved) as f64);
     if let Some(p) = mem.used_pct() {
         s.mem.add(p.0);
         s.mem_low += u32::from(p.0 < th.headroom_mem_pct);
@@ -210,7 +213,7 @@ fn add_sample(
         s.named_process_seen |= p.name.is_some();
         let bytes = p.used_bytes.map(|b| b.0 as f64);
         sum = sum.zip(bytes).map(|(a, b)| a + b);
-        if p.name.is_none()
+        if p.presence == Presence::Exited
             && let Some(b) = bytes.filter(|b| *b > th.orphan_min_bytes)
         {
             orphan = Some((p.pid, b));

@@ -673,6 +673,26 @@ fn hidden_pids_make_orphans_less_certain() {
 }
 
 #[test]
+fn a_process_hidden_by_a_pid_namespace_is_never_an_orphan() {
+    let with = |presence: crate::frame::Presence| {
+        run(&window(60, move |_, f| {
+            let used = f.gpus[0].memory.map_or(0, |m| m.used_bytes.0);
+            let mut hidden = proc_(7, None, used - GIB);
+            hidden.presence = presence;
+            f.gpus[0].processes = Some(vec![hidden]);
+        }))
+    };
+    let orphans = |d: &Diagnosis| {
+        d.findings
+            .iter()
+            .filter(|f| f.rule == RuleId::GpuMemoryOrphan)
+            .count()
+    };
+    assert_eq!(orphans(&with(crate::frame::Presence::Exited)), 1);
+    assert_eq!(orphans(&with(crate::frame::Presence::NotVisible)), 0);
+}
+
+#[test]
 fn nvml_failing_is_unknown_with_its_message() {
     let d = run(&window(10, |_, f| {
         f.nvml = crate::frame::NvmlStatus::Error {
@@ -763,7 +783,7 @@ fn time_to_oom_counts_against_memory_processes_can_use() {
         let mut g = gpu(0, 80, 50.0, 95.0);
         let used = (40 * 1024 + i * 64) * 1024 * 1024;
         if let Some(m) = g.memory.as_mut() {
-            m.reserved_bytes = Bytes(8 << 30);
+            m.reserved_bytes = Some(Bytes(8 << 30));
             m.used_bytes = Bytes(used);
         }
         f.gpus[0] = g;

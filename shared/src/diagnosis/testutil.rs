@@ -2,7 +2,8 @@
 //! each scenario.
 
 use crate::frame::{
-    BlockDevice, Frame, Gpu, GpuMemory, GpuProcess, GpuState, Mount, MountKind, Psi, SystemStats,
+    BlockDevice, Frame, Gpu, GpuMemory, GpuProcess, GpuState, Mount, MountKind, Presence, Psi,
+    SystemStats,
 };
 use crate::units::{Bytes, BytesPerSec, Percent};
 
@@ -22,7 +23,7 @@ pub fn gpu(index: u32, total_gib: u64, used_pct: f64, util: f64) -> Gpu {
         memory: Some(GpuMemory {
             total_bytes: Bytes(total),
             used_bytes: Bytes(used),
-            reserved_bytes: Bytes(0),
+            reserved_bytes: Some(Bytes(0)),
             free_bytes: Bytes(total - used),
         }),
         utilization_gpu_pct: Some(Percent(util)),
@@ -31,12 +32,20 @@ pub fn gpu(index: u32, total_gib: u64, used_pct: f64, util: f64) -> Gpu {
         power_w: Some(400.0),
         power_limit_w: Some(700.0),
         processes: Some(vec![proc_(4242, Some("python"), used.saturating_sub(GIB))]),
+        processes_t_ms: None,
+        nvml_api: None,
     }
 }
 
+/// A process holding `used` bytes: visible with `name`, or exited (an orphan) without one.
 pub fn proc_(pid: u32, name: Option<&str>, used: u64) -> GpuProcess {
     GpuProcess {
         pid,
+        presence: if name.is_some() {
+            Presence::Visible
+        } else {
+            Presence::Exited
+        },
         name: name.map(str::to_owned),
         user: None,
         used_bytes: Some(Bytes(used)),

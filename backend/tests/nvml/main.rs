@@ -1,22 +1,32 @@
 //! The NVML path end to end: `NvmlSource` through nvml-wrapper against the scripted fake
-//! `libnvidia-ml` (tests/fake-nvml), one child process per scenario (see common/fake_nvml.rs).
+//! `libnvidia-ml` (tests/fake-nvml and its legacy build), one child process per scenario (see
+//! common/fake_nvml.rs). This file: figures, lost GPUs, init failures, interpolation;
+//! [`generations`]: drivers with and without the newer calls; [`processes`]: process identity
+//! and the slower process-list cadence.
 
-#[path = "common/fake_nvml.rs"]
+#[path = "../common/fake_nvml.rs"]
 mod fake_nvml;
+mod generations;
+mod processes;
 
 use serde_json::json;
-use shared::{Bytes, GpuState, NvmlStatus, Percent, Source};
+use shared::{
+    Bytes, GpuApis, GpuState, MemoryApi, NvmlStatus, Percent, Presence, ProcessApi, Source,
+};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use vramio::collect::sources::gpu::NvmlSource;
+use vramio::collect::sources::gpu::identity::PidNamespace;
 use vramio::collect::sources::{GpuReading, GpuSource};
 
 const MIB: u64 = 1024 * 1024;
 /// A pid above the kernel's maximum (2^22): never a live process, so an orphan to vramio.
 const ORPHAN_PID: u32 = 4_000_000;
 
+/// A source on the fake library. The fake lists pids of this test's own PID namespace, so the
+/// source is told that namespace shows them (as the host's does), wherever the test runs.
 fn fake_source() -> NvmlSource {
-    NvmlSource::new(Some(fake_nvml::fake_nvml_path()))
+    NvmlSource::new(Some(fake_nvml::fake_nvml_path())).with_pid_namespace(PidNamespace::Host)
 }
 
 fn gpu_errors(reading: &GpuReading, index: u32) -> Vec<&str> {
@@ -87,27 +97,39 @@ fn two_gpus_report_their_scripted_figures() {
     let m0 = g0.memory.expect("gpu 0 memory");
     assert_eq!(m0.total_bytes, Bytes(81559 * MIB));
     assert_eq!(m0.used_bytes, Bytes(40000 * MIB));
-    assert_eq!(m0.reserved_bytes, Bytes(512 * MIB));
+    assert_eq!(m0.reserved_bytes, Some(Bytes(512 * MIB)));
     assert_eq!(m0.free_bytes, Bytes((81559 - 512 - 40000) * MIB));
     assert_eq!(g0.utilization_gpu_pct, Some(Percent(87.0)));
     assert_eq!(g0.utilization_memory_pct, Some(Percent(45.0)));
     assert_eq!(g0.temperature_c, Some(66.0));
     assert_eq!(g0.power_w, Some(512.5));
     assert_eq!(g0.power_limit_w, Some(700.0));
+    assert_eq!(
+        g0.nvml_api,
+        Some(GpuApis {
+            memory: Some(MemoryApi::V2),
+            processes: Some(ProcessApi::V3)
+        }),
+        "a current driver answers the newest calls"
+    );
+    assert!(g0.processes_t_ms.is_some_and(|t| t > 1_600_000_000_000));
 
     let me = std::process::id();
     let my_comm = std::fs::read_to_string("/proc/self/comm").expect("own comm");
     let procs = g0.processes.as_ref().expect("gpu 0 processes");
     assert_eq!(procs.len(), 2);
     assert_eq!(procs[0].pid, me);
+    assert_eq!(procs[0].presence, Presence::Visible);
     assert_eq!(procs[0].name.as_deref(), Some(my_comm.trim_end()));
     assert_eq!(procs[0].user, Some(own_user_name()));
     assert_eq!(procs[0].used_bytes, Some(Bytes(39000 * MIB)));
     assert_eq!(procs[1].pid, ORPHAN_PID);
     assert_eq!(
-        procs[1].name, None,
-        "a pid that does not exist is an orphan"
+        procs[1].presence,
+        Presence::Exited,
+        "a host pid that does not exist is an orphan"
     );
+    assert_eq!(procs[1].name, None);
     assert_eq!(procs[1].user, None);
     assert_eq!(procs[1].used_bytes, Some(Bytes(900 * MIB)));
 
@@ -119,7 +141,7 @@ fn two_gpus_report_their_scripted_figures() {
     let m1 = g1.memory.expect("gpu 1 memory");
     assert_eq!(m1.total_bytes, Bytes(40960 * MIB));
     assert_eq!(m1.used_bytes, Bytes(1024 * MIB));
-    assert_eq!(m1.reserved_bytes, Bytes(0));
+    assert_eq!(m1.reserved_bytes, Some(Bytes(0)));
     assert_eq!(g1.utilization_gpu_pct, Some(Percent(3.0)));
     assert_eq!(g1.utilization_memory_pct, Some(Percent(1.0)));
     assert_eq!(g1.temperature_c, Some(41.0));
@@ -136,7 +158,8 @@ fn two_gpus_report_their_scripted_figures() {
     assert_eq!(procs[1].pid, ORPHAN_PID + 1);
     assert_eq!(procs[1].used_bytes, None);
 
-    // A second tick reads the same (facts come from the cache).
+    // A second tick reads the same (facts come from the cache, the process lists are carried
+    // with the time they were read).
     assert_eq!(source.sample(), reading);
 }
 

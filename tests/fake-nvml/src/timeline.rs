@@ -1,0 +1,70 @@
+//! The value of each reading at a time: interpolation between points, holding, looping, and
+//! when a device is lost. Pure functions over a parsed [`Device`].
+
+use crate::script::{Device, ProcessSample, Sample};
+
+fn lerp(a: Option<f64>, b: Option<f64>, frac: f64) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + (b - a) * frac),
+        (a, _) => a,
+    }
+}
+
+impl Device {
+    /// Whether the device has fallen off the bus `t_s` seconds after init.
+    pub fn is_lost_at(&self, t_s: f64) -> bool {
+        self.lost_at_s.is_some_and(|lost| t_s >= lost)
+    }
+
+    /// The time on the timeline `t_s` seconds after init (looped when `repeat`).
+    pub fn timeline_time(&self, t_s: f64) -> f64 {
+        let period = self.points.last().map_or(0.0, |(at, _)| *at);
+        if self.repeat && period > 0.0 {
+            t_s.rem_euclid(period)
+        } else {
+            t_s
+        }
+    }
+
+    /// What the device reads `t_s` seconds after init.
+    pub fn sample_at(&self, t_s: f64) -> Sample {
+        let t = self.timeline_time(t_s);
+        // The last point at or before t, if any.
+        let after = self.points.partition_point(|(at, _)| *at <= t);
+        let Some(left) = after.checked_sub(1) else {
+            return self
+                .points
+                .first()
+                .map(|(_, s)| s.clone())
+                .unwrap_or_default();
+        };
+        let (a_at, a) = &self.points[left];
+        let Some((b_at, b)) = self.points.get(after) else {
+            return a.clone();
+        };
+        // b_at > t >= a_at, so the span is positive.
+        let frac = (t - a_at) / (b_at - a_at);
+        Sample {
+            memory_used_mib: lerp(a.memory_used_mib, b.memory_used_mib, frac),
+            util_gpu: lerp(a.util_gpu, b.util_gpu, frac),
+            util_mem: lerp(a.util_mem, b.util_mem, frac),
+            temperature_c: lerp(a.temperature_c, b.temperature_c, frac),
+            power_w: lerp(a.power_w, b.power_w, frac),
+            processes: a
+                .processes
+                .iter()
+                .map(|p| {
+                    let next = b
+                        .processes
+                        .iter()
+                        .find(|q| q.pid == p.pid && q.kind == p.kind)
+                        .and_then(|q| q.used_mib);
+                    ProcessSample {
+                        used_mib: lerp(p.used_mib, next, frac),
+                        ..p.clone()
+                    }
+                })
+                .collect(),
+        }
+    }
+}
