@@ -196,7 +196,8 @@ pub struct Evidence {
     /// `(held, of)`: in how many of the samples that had data the condition held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<(u32, u32)>,
-    /// Present when the condition is still met only thanks to hysteresis levels.
+    /// Present when the finding was already held by the previous diagnosis and still holds: it
+    /// was then counted against the hysteresis level `threshold` (= `held.clears_at`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<Held>,
     /// Free text such as the error a lost GPU reported.
