@@ -46,6 +46,12 @@ fn gpu_name(subject: &str) -> String {
 pub fn no_data_text(c: &NoDataCause) -> String {
     match c {
         NoDataCause::NoFrames => "no frames in the window".to_owned(),
+        // The sampler's own message may already say so ("no NVIDIA driver found (...)").
+        NoDataCause::NoDriver { message }
+            if message.to_lowercase().starts_with("no nvidia driver") =>
+        {
+            message.clone()
+        }
         NoDataCause::NoDriver { message } => format!("no NVIDIA driver: {message}"),
         NoDataCause::NvmlFailed { message } => format!("NVML failing: {message}"),
         NoDataCause::NoGpus => "NVML reports no GPU".to_owned(),

@@ -186,6 +186,13 @@ fn a_no_data_reason_names_its_cause() {
         reason(&no_driver, Tz::UTC),
         "no NVIDIA driver: libnvidia-ml.so.1: cannot open shared object file"
     );
+    let said = NoDataCause::NoDriver {
+        message: "no NVIDIA driver found (libnvidia-ml.so.1: cannot open)".into(),
+    };
+    assert_eq!(
+        no_data_text(&said),
+        "no NVIDIA driver found (libnvidia-ml.so.1: cannot open)"
+    );
     let lost = NoDataCause::GpuLost {
         gpu: "gpu 1".into(),
         message: "GPU is lost".into(),
