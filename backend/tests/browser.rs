@@ -5,6 +5,8 @@
 //! (`cargo xtask test` builds it and checks for both).
 
 use fantoccini::{Client, ClientBuilder, Locator};
+use shared::diagnosis::Diagnosis;
+use shared::diagnosis::words::{Tz, evidence_text, order_findings, reason};
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -494,5 +496,96 @@ async fn the_page_shows_the_same_verdict_path_and_suggestions_as_check() {
         shown, want_suggestions,
         "suggestions on the page vs check --json"
     );
+
+    // The words: the page's sentences are `shared::diagnosis::words` of the very diagnosis the
+    // server holds, compared when the page shows the same one (same `t_ms`) and it is held by
+    // hysteresis (so "held since" is exercised too).
+    let (page, d, tz) = wait_for(
+        Duration::from_secs(30),
+        "the page and /api/snapshot to show the same held diagnosis",
+        || async { page_and_snapshot(&c).await },
+    )
+    .await;
+    assert_eq!(page.reason, reason(&d, tz), "banner reason");
+    assert!(page.reason.contains("held since"), "{}", page.reason);
+    let shown_node = d
+        .path
+        .iter()
+        .find(|n| Some(words_id(&n.node)) == page.shown)
+        .expect("the details panel shows a node of the path");
+    let want: Vec<String> = shown_node
+        .evidence
+        .iter()
+        .map(|e| evidence_text(e, tz))
+        .collect();
+    assert_eq!(page.details, want, "evidence in the tree's details panel");
+    let want: Vec<(String, Vec<String>)> = order_findings(&d.findings, d.verdict)
+        .into_iter()
+        .map(|f| {
+            (
+                words_id(&f.rule),
+                f.evidence.iter().map(|e| evidence_text(e, tz)).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(page.findings, want, "findings and their evidence, in order");
     c.close().await.expect("close browser");
+}
+
+/// What the page shows of one diagnosis.
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct PageWords {
+    t_ms: Option<String>,
+    reason: String,
+    shown: Option<String>,
+    details: Vec<String>,
+    findings: Vec<(String, Vec<String>)>,
+}
+
+/// Reads the page's words, then `/api/snapshot` from the page itself, then the words again; the
+/// three agree on one diagnosis when the page did not change in between and shows the snapshot's.
+const READ_WORDS: &str = r#"
+const done = arguments[arguments.length - 1];
+const texts = (root) => Array.from(root.querySelectorAll('.ev-sentence')).map(e => e.textContent);
+const page = () => {
+  const banner = document.querySelector('[data-testid="verdict-banner"]');
+  const reason = document.querySelector('[data-testid="verdict-reason"]');
+  const details = document.querySelector('[data-testid="tree-details"]');
+  return {
+    t_ms: banner ? banner.getAttribute('data-t-ms') : null,
+    reason: reason ? reason.textContent : '',
+    shown: details ? details.getAttribute('data-shown') : null,
+    details: details ? texts(details) : [],
+    findings: Array.from(document.querySelectorAll('[data-testid="finding"]'))
+      .map(f => [f.getAttribute('data-rule'), texts(f)]),
+  };
+};
+const before = page();
+fetch('/api/snapshot').then(r => r.text())
+  .then(snapshot => done({before, after: page(), snapshot, offset: new Date().getTimezoneOffset()}))
+  .catch(e => done({error: String(e)}));
+"#;
+
+async fn page_and_snapshot(c: &Client) -> Option<(PageWords, Diagnosis, Tz)> {
+    let v = c.execute_async(READ_WORDS, vec![]).await.ok()?;
+    let before: PageWords = serde_json::from_value(v["before"].clone()).ok()?;
+    let after: PageWords = serde_json::from_value(v["after"].clone()).ok()?;
+    let snapshot: serde_json::Value = serde_json::from_str(v["snapshot"].as_str()?).ok()?;
+    let d: Diagnosis = serde_json::from_value(snapshot["diagnosis"].clone()).ok()?;
+    let behind = v["offset"].as_f64()?;
+    let tz = Tz::east_of_utc(-(behind.round() as i32));
+    let same = before == after && before.t_ms == d.t_ms.map(|t| t.to_string());
+    let held = d
+        .path
+        .iter()
+        .any(|n| n.evidence.iter().any(|e| e.held.is_some()));
+    (same && held).then_some((before, d, tz))
+}
+
+/// The snake_case wire id of an enum value (what the page's `data-*` hooks carry).
+fn words_id<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }

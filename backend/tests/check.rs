@@ -10,6 +10,8 @@ mod fake_nvml;
 
 use direct_io::{AlignedBuf, o_direct};
 use serde_json::Value;
+use shared::diagnosis::Diagnosis;
+use shared::diagnosis::words::{Tz, evidence_text, reason};
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -53,6 +55,7 @@ fn gpu_script(
 struct Run {
     code: i32,
     json: Value,
+    stdout: String,
     stderr: String,
 }
 
@@ -67,6 +70,7 @@ fn vramio(args: &[&str], script: Option<&Path>) -> Run {
     Run {
         code: out.status.code().unwrap_or(-1),
         json: serde_json::from_str(&stdout).unwrap_or(Value::Null),
+        stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
@@ -400,6 +404,13 @@ fn a_gpu_lost_mid_window_is_unknown_with_the_error() {
         text.contains("GPU_IS_LOST") || text.to_lowercase().contains("lost"),
         "{text}"
     );
+    assert_eq!(r.json["verdict"], "no_data", "{}", explain(&r));
+    assert_eq!(
+        r.json["no_data"]["cause"], "gpu_lost",
+        "{}",
+        r.json["no_data"]
+    );
+    assert_eq!(r.json["no_data"]["gpu"], "gpu 0");
 }
 
 #[test]
@@ -460,6 +471,29 @@ fn a_recording_gives_the_same_verdict_as_the_live_run() {
         live.json["path"].as_array().map(|p| p.len())
     );
     assert_eq!(finding_rules(&replay), finding_rules(&live));
+
+    // The words: the text report of the same recording prints, line for line, the shared
+    // sentences of the diagnosis `--json` gave (a recording diagnoses the same every time).
+    let report = vramio(
+        &["check", "--from", &out_s, "--thresholds", &neutral_s],
+        None,
+    );
+    assert_eq!(report.code, replay.code, "{}", report.stdout);
+    let d: Diagnosis = serde_json::from_value(replay.json.clone()).expect("a diagnosis");
+    let lines: Vec<&str> = report.stdout.lines().map(str::trim).collect();
+    assert_eq!(lines.get(1).copied(), Some(reason(&d, Tz::UTC).as_str()));
+    let mut sentences = 0;
+    for e in d.path.iter().flat_map(|n| &n.evidence) {
+        let want = evidence_text(e, Tz::UTC);
+        assert!(lines.contains(&want.as_str()), "{want}\n{}", report.stdout);
+        sentences += 1;
+    }
+    for e in d.findings.iter().flat_map(|f| &f.evidence) {
+        let want = format!("evidence: {}", evidence_text(e, Tz::UTC));
+        assert!(lines.contains(&want.as_str()), "{want}\n{}", report.stdout);
+        sentences += 1;
+    }
+    assert!(sentences > 0);
 
     // A damaged recording: bad lines are named, good frames still count.
     let mut text = std::fs::read_to_string(&out).expect("recording");

@@ -382,7 +382,7 @@ async fn the_current_diagnosis_follows_the_backfill_and_changes_are_pushed() {
     assert_eq!(*got.1, first);
 
     let mut second = first.clone();
-    second.t_ms += 1000;
+    second.t_ms = second.t_ms.map(|t| t + 1000);
     s.hub
         .publish_diagnosis(2, &second)
         .expect("publish diagnosis");

@@ -3,19 +3,16 @@
 //! Pure functions only (called by `views/*`, tested natively). Sizes use `shared::units::format_bytes`
 //! so the page and the CLI print the same figures.
 
+use shared::diagnosis::words;
 use shared::units::{Bytes, BytesPerSec, Percent, format_bytes};
 use shared::{MountKind, Source, SourceError};
 
 /// What the page shows for a value that could not be read. Never "0".
-pub const DASH: &str = "—";
+pub const DASH: &str = words::DASH;
 
-/// `97%`, `4.5%`; one decimal only where it matters (under 10).
+/// `97%`, `4.5%`; one decimal only where it matters (under 10), as in the diagnosis' words.
 pub fn pct(p: Percent) -> String {
-    if p.0.abs() < 10.0 && p.0.fract().abs() > f64::EPSILON {
-        format!("{:.1}%", p.0)
-    } else {
-        format!("{:.0}%", p.0)
-    }
+    words::percent_text(p.0)
 }
 
 pub fn opt_pct(p: Option<Percent>) -> String {
@@ -36,11 +33,7 @@ pub fn opt_mib_s(r: Option<BytesPerSec>) -> String {
 
 /// A plain number: no decimals from 100 on, one below.
 pub fn num(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
+    words::number_text(v)
 }
 
 pub fn opt_num(v: Option<f64>) -> String {

@@ -355,8 +355,9 @@ mod tests {
             path: vec![],
             findings: vec![],
             projections: vec![],
-            window_s: 60.0,
-            t_ms,
+            window_s: Some(60.0),
+            t_ms: Some(t_ms),
+            no_data: None,
         };
         let store = Store::new();
         store.apply(

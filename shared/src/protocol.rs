@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any breaking change of the messages or of [`Frame`].
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Largest client message the server reads; larger ones close the socket with 1009.
 pub const MAX_CLIENT_MESSAGE_BYTES: usize = 4096;

@@ -5,7 +5,7 @@
 //! Placement is the classic tidy layout for such trees: a node at (column, row) puts its yes
 //! subtree at (column + 1, row) and its no subtree below the rows the yes subtree used.
 
-use super::text::verdict_words;
+use shared::diagnosis::words::verdict_text;
 use shared::diagnosis::{NodeId, TreeEdge, TreeNode, Verdict};
 
 /// Width of every box, in SVG user units (px at scale 1).
@@ -143,7 +143,7 @@ impl Placer<'_> {
     fn place(&mut self, edge: &TreeEdge, col: u32, row: u32) -> u32 {
         match edge {
             TreeEdge::Leaf { verdict, label } => {
-                let mut lines = vec![verdict_words(*verdict).to_owned()];
+                let mut lines = vec![verdict_text(*verdict).to_owned()];
                 lines.extend(wrap(label, LINE_CHARS, MAX_LINES - 1));
                 self.out.boxes.push(PlacedBox {
                     slot: Slot::Leaf(*verdict),

@@ -1,12 +1,10 @@
-//! Words for the diagnosis: verdicts, severities, answers and rules in plain language, evidence as
-//! one sentence ("gpu 0 memory used 96% ≥ 90% in 58/60 samples over 60 s"), durations, and the ids
-//! the test hooks carry (snake_case exactly as serialized).
+//! Presentational helpers for the diagnosis views: the ids the test hooks carry (snake_case
+//! exactly as serialized), `data-severity` / `data-answer` values, the browser's time zone for
+//! the words, and how-to prose split into code spans. Every word a person reads about a
+//! diagnosis comes from `shared::diagnosis::words`.
 
-use crate::format::{DASH, num, opt_mib_s, pct};
-use shared::diagnosis::{
-    Answer, Diagnosis, Evidence, NodeId, ProjectionKind, RuleId, Severity, SuggestionId, Verdict,
-};
-use shared::units::{Bytes, BytesPerSec, Percent, format_bytes};
+use shared::diagnosis::words::Tz;
+use shared::diagnosis::{Answer, Metric, NodeId, ProjectionKind, RuleId, Severity, SuggestionId};
 
 /// A unit enum's serialized string (snake_case), or "" if it is not one.
 fn wire_str(v: serde_json::Result<serde_json::Value>) -> String {
@@ -32,26 +30,11 @@ macro_rules! wire_id_by_serde {
     )*};
 }
 
-wire_id_by_serde!(NodeId, RuleId, SuggestionId, ProjectionKind);
+wire_id_by_serde!(NodeId, RuleId, SuggestionId, ProjectionKind, Metric);
 
 /// The wire id of `value` (see [`WireId`]).
 pub fn wire_id<T: WireId>(value: &T) -> String {
     value.wire_id()
-}
-
-/// The verdict in words, for the banner and the flowchart's leaves.
-pub fn verdict_words(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Healthy => "Healthy",
-        Verdict::GpuMemoryPressure => "GPU memory pressure",
-        Verdict::InputBoundDisk => "Input-bound: disk",
-        Verdict::InputBoundCpu => "Input-bound: CPU",
-        Verdict::CheckpointStall => "Checkpoint stall",
-        Verdict::GpuUnderutilized => "GPU underutilized",
-        Verdict::DiskSpaceRisk => "Disk space at risk",
-        Verdict::HostMemoryPressure => "Host memory pressure",
-        Verdict::NoData => "No data",
-    }
 }
 
 /// `ok|warning|critical|unknown`: the `data-severity` value and the `sev-*` class suffix.
@@ -73,187 +56,18 @@ pub fn answer_attr(a: Answer) -> &'static str {
     }
 }
 
-/// A rule's name in words, for the findings panel.
-pub fn rule_words(r: RuleId) -> &'static str {
-    match r {
-        RuleId::GpuMemoryPressure => "GPU memory pressure",
-        RuleId::GpuMemoryNotHeldByJob => "GPU memory not held by the job",
-        RuleId::GpuMemoryOrphan => "GPU memory held by an exited process",
-        RuleId::GpuUnavailable => "GPU unavailable",
-        RuleId::InputBoundDisk => "Input-bound on disk",
-        RuleId::InputBoundCpu => "Input-bound on CPU",
-        RuleId::CheckpointStall => "Checkpoint stall",
-        RuleId::GpuUnderutilized => "GPU underutilized",
-        RuleId::DiskSpaceRisk => "Disk space at risk",
-        RuleId::DevShm => "/dev/shm too small or full",
-        RuleId::HostMemoryPressure => "Host memory pressure",
-        RuleId::Headroom => "Headroom",
+/// The browser's offset from UTC, so times of day in the words read as the user's clock.
+pub fn local_tz() -> Tz {
+    #[cfg(target_arch = "wasm32")]
+    {
+        // Minutes *behind* UTC, e.g. -60 in Paris in winter; always whole minutes.
+        let behind = js_sys::Date::new_0().get_timezone_offset();
+        Tz::east_of_utc(-(behind.round().clamp(-1440.0, 1440.0) as i32))
     }
-}
-
-/// A duration for people: `45 s`, `12 min`, `1.5 h`, `15 h`, `3 d`; a dash when not finite or
-/// negative.
-pub fn duration_text(seconds: f64) -> String {
-    if !seconds.is_finite() || seconds < 0.0 {
-        return DASH.to_owned();
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        Tz::UTC
     }
-    let tenth = |v: f64| {
-        if v < 10.0 && (v - v.round()).abs() >= 0.05 {
-            format!("{v:.1}")
-        } else {
-            format!("{v:.0}")
-        }
-    };
-    if seconds < 90.0 {
-        format!("{seconds:.0} s")
-    } else if seconds < 90.0 * 60.0 {
-        format!("{:.0} min", seconds / 60.0)
-    } else if seconds < 48.0 * 3600.0 {
-        format!("{} h", tenth(seconds / 3600.0))
-    } else {
-        format!("{} d", tenth(seconds / 86_400.0))
-    }
-}
-
-/// What a card says about a projection: `memory full in ~12 min`, `full in ~40 min`.
-pub fn projection_text(kind: ProjectionKind, seconds: f64) -> String {
-    let when = duration_text(seconds);
-    match kind {
-        ProjectionKind::TimeToFullGpuMemory => format!("memory full in ~{when}"),
-        ProjectionKind::TimeToFullDisk => format!("full in ~{when}"),
-    }
-}
-
-/// A unitless figure: whole numbers as they are, small fractions with two decimals.
-fn plain(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{v:.0}")
-    } else if v.abs() < 1.0 {
-        format!("{v:.2}")
-    } else {
-        num(v)
-    }
-}
-
-/// `value` in `unit` as the page writes it elsewhere (`96%`, `1.2 GiB`, `12.3 MiB/s`, `12 min`).
-pub fn value_text(value: f64, unit: &str) -> String {
-    match unit {
-        "%" => pct(Percent(value)),
-        "bytes" => format_bytes(Bytes(value.max(0.0).round() as u64)),
-        "bytes/s" => opt_mib_s(Some(BytesPerSec(value))),
-        "s" => duration_text(value),
-        "ms" => format!("{} ms", num(value)),
-        "" => plain(value),
-        other => format!("{} {other}", plain(value)),
-    }
-}
-
-/// `>=` as `≥`, `<=` as `≤`; other comparisons unchanged.
-pub fn comparison_symbol(c: &str) -> &str {
-    match c {
-        ">=" => "≥",
-        "<=" => "≤",
-        other => other,
-    }
-}
-
-/// The metric in words, without a trailing unit token and without repeating the subject's kind:
-/// `gpu_memory_used_pct` of `gpu 0` reads `memory used`.
-pub fn metric_words(metric: &str, subject: Option<&str>) -> String {
-    let mut words: Vec<&str> = metric.split('_').filter(|w| !w.is_empty()).collect();
-    if words.len() > 1 && matches!(words.last(), Some(&("pct" | "ms" | "s"))) {
-        words.pop();
-    }
-    let repeats = |w: &str| match subject {
-        Some(s) if w == "gpu" => s.starts_with("gpu "),
-        Some(s) if w == "mount" => s.starts_with('/'),
-        _ => false,
-    };
-    if words.len() > 1 && words.first().is_some_and(|w| repeats(w)) {
-        words.remove(0);
-    }
-    words.join(" ")
-}
-
-/// One evidence item as a sentence: subject, metric, value, comparison with the threshold, in how
-/// many samples it held, over which window, and any detail.
-pub fn evidence_text(e: &Evidence) -> String {
-    let subject = e.subject.as_deref().filter(|s| !s.is_empty());
-    let mut s = String::new();
-    if let Some(subject) = subject {
-        s.push_str(subject);
-        s.push(' ');
-    }
-    s.push_str(&metric_words(&e.metric, subject));
-    s.push(' ');
-    s.push_str(
-        &e.value
-            .map_or_else(|| DASH.to_owned(), |v| value_text(v, &e.unit)),
-    );
-    if let Some(t) = e.threshold.filter(|_| !e.comparison.is_empty()) {
-        s.push_str(&format!(
-            " {} {}",
-            comparison_symbol(&e.comparison),
-            value_text(t, &e.unit)
-        ));
-    }
-    if let Some((held, of)) = e.samples {
-        s.push_str(&format!(" in {held}/{of} samples"));
-    }
-    if e.window_s > 0.0 {
-        s.push_str(&format!(" over {}", duration_text(e.window_s)));
-    }
-    if let Some(d) = e.detail.as_deref().filter(|d| !d.is_empty()) {
-        s.push_str(&format!(" ({d})"));
-    }
-    s
-}
-
-/// Whether the evidence's comparison held for its value, when both sides are known.
-fn comparison_holds(e: &Evidence) -> Option<bool> {
-    let (v, t) = (e.value?, e.threshold?);
-    match e.comparison.as_str() {
-        ">=" => Some(v >= t),
-        ">" => Some(v > t),
-        "<=" => Some(v <= t),
-        "<" => Some(v < t),
-        _ => None,
-    }
-}
-
-/// How strongly an item supports a yes: the share of samples that held, else 1 when its single
-/// comparison held.
-fn support(e: &Evidence) -> f64 {
-    match e.samples {
-        Some((held, of)) if of > 0 => f64::from(held) / f64::from(of),
-        _ => comparison_holds(e).map_or(0.0, |h| if h { 1.0 } else { 0.0 }),
-    }
-}
-
-/// The item that best explains the deciding (last) node's answer: for yes, the one that held
-/// most; for unknown, the first with a detail (an error); otherwise the first.
-pub fn deciding_evidence(d: &Diagnosis) -> Option<&Evidence> {
-    let node = d.path.last()?;
-    let ev = &node.evidence;
-    match node.answer {
-        Answer::Yes => ev.iter().fold(None::<&Evidence>, |best, e| match best {
-            Some(b) if support(b) >= support(e) => Some(b),
-            _ => Some(e),
-        }),
-        Answer::Unknown => ev.iter().find(|e| e.detail.is_some()).or(ev.first()),
-        Answer::No => ev.first(),
-    }
-}
-
-/// The banner's one-line reason: the deciding node's evidence, else its question and answer.
-pub fn reason(d: &Diagnosis) -> String {
-    if let Some(e) = deciding_evidence(d) {
-        return evidence_text(e);
-    }
-    d.path.last().map_or_else(
-        || DASH.to_owned(),
-        |n| format!("{} {}", n.question, answer_attr(n.answer)),
-    )
 }
 
 /// Splits prose with `inline code` (the catalogue's how-to texts) into `(is_code, text)` runs.
@@ -286,51 +100,7 @@ pub fn first_code(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared::diagnosis::PathNode;
-
-    pub(crate) fn ev(
-        metric: &str,
-        subject: Option<&str>,
-        value: Option<f64>,
-        unit: &str,
-    ) -> Evidence {
-        Evidence {
-            metric: metric.to_owned(),
-            subject: subject.map(str::to_owned),
-            value,
-            unit: unit.to_owned(),
-            threshold: None,
-            comparison: String::new(),
-            window_s: 0.0,
-            samples: None,
-            detail: None,
-        }
-    }
-
-    fn held(mut e: Evidence, cmp: &str, t: f64, samples: (u32, u32), window_s: f64) -> Evidence {
-        e.comparison = cmp.to_owned();
-        e.threshold = Some(t);
-        e.samples = Some(samples);
-        e.window_s = window_s;
-        e
-    }
-
-    fn diag(answer: Answer, evidence: Vec<Evidence>) -> Diagnosis {
-        Diagnosis {
-            verdict: Verdict::GpuMemoryPressure,
-            severity: Severity::Critical,
-            path: vec![PathNode {
-                node: NodeId::GpuMemory,
-                question: NodeId::GpuMemory.question().to_owned(),
-                answer,
-                evidence,
-            }],
-            findings: vec![],
-            projections: vec![],
-            window_s: 60.0,
-            t_ms: 1,
-        }
-    }
+    use shared::diagnosis::Verdict;
 
     #[test]
     fn ids_are_the_wire_ids() {
@@ -373,118 +143,8 @@ mod tests {
     }
 
     #[test]
-    fn verdicts_read_as_words() {
-        assert_eq!(
-            verdict_words(Verdict::GpuMemoryPressure),
-            "GPU memory pressure"
-        );
-        assert_eq!(verdict_words(Verdict::InputBoundDisk), "Input-bound: disk");
-        assert_eq!(verdict_words(Verdict::Healthy), "Healthy");
-        assert_eq!(verdict_words(Verdict::NoData), "No data");
-    }
-
-    #[test]
-    fn durations_pick_a_readable_unit() {
-        assert_eq!(duration_text(45.2), "45 s");
-        assert_eq!(duration_text(60.0), "60 s");
-        assert_eq!(duration_text(12.0 * 60.0), "12 min");
-        assert_eq!(duration_text(40.0 * 60.0 + 20.0), "40 min");
-        assert_eq!(duration_text(1.5 * 3600.0), "1.5 h");
-        assert_eq!(duration_text(15.0 * 3600.0), "15 h");
-        assert_eq!(duration_text(3.0 * 86_400.0), "3 d");
-        assert_eq!(duration_text(-1.0), "—");
-        assert_eq!(duration_text(f64::NAN), "—");
-        assert_eq!(
-            projection_text(ProjectionKind::TimeToFullGpuMemory, 720.0),
-            "memory full in ~12 min"
-        );
-        assert_eq!(
-            projection_text(ProjectionKind::TimeToFullDisk, 2400.0),
-            "full in ~40 min"
-        );
-    }
-
-    #[test]
-    fn evidence_reads_as_one_sentence() {
-        let e = held(
-            ev("gpu_memory_used_pct", Some("gpu 0"), Some(96.4), "%"),
-            ">=",
-            95.0,
-            (58, 60),
-            60.0,
-        );
-        assert_eq!(
-            evidence_text(&e),
-            "gpu 0 memory used 96% ≥ 95% in 58/60 samples over 60 s"
-        );
-        let mut m = ev("mount_time_to_full_s", Some("/data"), Some(2400.0), "s");
-        m.comparison = "<".into();
-        m.threshold = Some(3600.0);
-        assert_eq!(evidence_text(&m), "/data time to full 40 min < 60 min");
-        let mut lost = ev("gpu_unavailable_samples", Some("gpu 1"), None, "");
-        lost.detail = Some("GPU is lost".into());
-        assert_eq!(
-            evidence_text(&lost),
-            "gpu 1 unavailable samples — (GPU is lost)"
-        );
-        assert_eq!(
-            evidence_text(&ev(
-                "write_bytes_per_sec",
-                None,
-                Some(3.0 * 1048576.0),
-                "bytes/s"
-            )),
-            "write bytes per sec 3.0 MiB/s"
-        );
-        assert_eq!(
-            evidence_text(&ev("read_median_over_peak", None, Some(0.934), "")),
-            "read median over peak 0.93"
-        );
-        assert_eq!(
-            evidence_text(&ev(
-                "gpu_memory_orphan_bytes",
-                Some("gpu 0"),
-                Some(4294967296.0),
-                "bytes"
-            )),
-            "gpu 0 memory orphan bytes 4.0 GiB"
-        );
-        assert_eq!(metric_words("pct", None), "pct");
-    }
-
-    #[test]
-    fn the_reason_is_the_evidence_that_decided() {
-        let weak = held(
-            ev("gpu_memory_used_pct", Some("gpu 0"), Some(20.0), "%"),
-            ">=",
-            90.0,
-            (0, 60),
-            60.0,
-        );
-        let strong = held(
-            ev("gpu_memory_used_pct", Some("gpu 1"), Some(97.0), "%"),
-            ">=",
-            90.0,
-            (59, 60),
-            60.0,
-        );
-        let d = diag(Answer::Yes, vec![weak.clone(), strong.clone()]);
-        assert_eq!(deciding_evidence(&d), Some(&strong));
-        assert!(reason(&d).starts_with("gpu 1 memory used 97%"));
-        let mut growth = ev("gpu_memory_time_to_full_s", Some("gpu 0"), Some(600.0), "s");
-        growth.comparison = "<".into();
-        growth.threshold = Some(900.0);
-        let d = diag(Answer::Yes, vec![weak.clone(), growth.clone()]);
-        assert_eq!(deciding_evidence(&d), Some(&growth));
-        let mut err = ev("nvml_status", Some("nvml"), None, "");
-        err.detail = Some("NVML failed".into());
-        let d = diag(Answer::Unknown, vec![weak.clone(), err.clone()]);
-        assert_eq!(deciding_evidence(&d), Some(&err));
-        let d = diag(Answer::No, vec![]);
-        assert_eq!(reason(&d), "GPU memory too high? no");
-        let mut empty = d.clone();
-        empty.path.clear();
-        assert_eq!(reason(&empty), "—");
+    fn natively_times_of_day_are_utc() {
+        assert_eq!(local_tz(), Tz::UTC);
     }
 
     #[test]

@@ -1,44 +1,41 @@
-//! Evidence lists: each item as one sentence with its raw fields (metric, subject, value and unit,
-//! comparison and threshold, samples held of, window, detail) below. Used by the tree's details
-//! panel and by the findings.
+//! Evidence lists: each item as one sentence (`shared::diagnosis::words::evidence_text`) with its
+//! raw fields (metric, subject, value and unit, threshold, samples held of, window, held, detail)
+//! below. Used by the tree's details panel and by the findings.
 
-use crate::diag::text::{comparison_symbol, value_text};
-use crate::diag::{duration_text, evidence_text};
+use crate::diag::{local_tz, wire_id};
 use crate::format::DASH;
 use leptos::prelude::*;
 use shared::diagnosis::Evidence;
+use shared::diagnosis::words::{
+    Tz, duration_text, evidence_text, held_text, threshold_text, value_text,
+};
 
 /// The raw fields of one item as `(label, text)`, a dash for what is missing.
-pub fn evidence_fields(e: &Evidence) -> Vec<(&'static str, String)> {
-    let value = |v: Option<f64>| v.map_or_else(|| DASH.to_owned(), |v| value_text(v, &e.unit));
-    let threshold = match e.threshold {
-        Some(t) if !e.comparison.is_empty() => {
-            format!(
-                "{} {}",
-                comparison_symbol(&e.comparison),
-                value_text(t, &e.unit)
-            )
-        }
-        t => value(t),
+pub fn evidence_fields(e: &Evidence, tz: Tz) -> Vec<(&'static str, String)> {
+    let dash = || DASH.to_owned();
+    let held = match (&e.held, e.threshold) {
+        (Some(h), Some(t)) => held_text(h, t.comparison, e.unit, tz),
+        _ => dash(),
     };
     vec![
-        ("metric", e.metric.clone()),
+        ("metric", wire_id(&e.metric)),
+        ("subject", e.subject.clone().unwrap_or_else(dash)),
         (
-            "subject",
-            e.subject.clone().unwrap_or_else(|| DASH.to_owned()),
+            "value",
+            e.value.map_or_else(dash, |v| value_text(v, e.unit)),
         ),
-        ("value", value(e.value)),
-        ("threshold", threshold),
+        (
+            "threshold",
+            e.threshold.map_or_else(dash, |t| threshold_text(t, e.unit)),
+        ),
         (
             "samples",
             e.samples
-                .map_or_else(|| DASH.to_owned(), |(held, of)| format!("{held} of {of}")),
+                .map_or_else(dash, |(held, of)| format!("{held} of {of}")),
         ),
-        ("window", duration_text(e.window_s)),
-        (
-            "detail",
-            e.detail.clone().unwrap_or_else(|| DASH.to_owned()),
-        ),
+        ("window", e.window_s.map_or_else(dash, duration_text)),
+        ("held", held),
+        ("detail", e.detail.clone().unwrap_or_else(dash)),
     ]
 }
 
@@ -47,19 +44,20 @@ pub fn EvidenceList(evidence: Vec<Evidence>) -> impl IntoView {
     if evidence.is_empty() {
         return view! { <p class="empty">"No evidence recorded."</p> }.into_any();
     }
+    let tz = local_tz();
     view! {
         <ul class="evidence-list">
             {evidence
                 .into_iter()
                 .map(|e| {
-                    let metric = e.metric.clone();
-                    let fields = evidence_fields(&e)
+                    let metric = wire_id(&e.metric);
+                    let fields = evidence_fields(&e, tz)
                         .into_iter()
                         .map(|(k, v)| view! { <div><dt>{k}</dt><dd>{v}</dd></div> })
                         .collect_view();
                     view! {
                         <li class="evidence" data-testid="evidence" data-metric=metric>
-                            <div class="ev-sentence">{evidence_text(&e)}</div>
+                            <div class="ev-sentence">{evidence_text(&e, tz)}</div>
                             <dl class="ev-fields">{fields}</dl>
                         </li>
                     }
@@ -73,40 +71,47 @@ pub fn EvidenceList(evidence: Vec<Evidence>) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shared::diagnosis::{Comparison, Held, Metric, Threshold};
 
     #[test]
     fn fields_show_every_part_and_dash_the_missing() {
-        let e = Evidence {
-            metric: "gpu_memory_used_pct".into(),
-            subject: Some("gpu 0".into()),
-            value: Some(96.0),
-            unit: "%".into(),
-            threshold: Some(90.0),
-            comparison: ">=".into(),
-            window_s: 60.0,
-            samples: Some((58, 60)),
-            detail: None,
-        };
-        let f = evidence_fields(&e);
-        let get = |k: &str| f.iter().find(|(l, _)| *l == k).map(|(_, v)| v.as_str());
-        assert_eq!(get("value"), Some("96%"));
-        assert_eq!(get("threshold"), Some("≥ 90%"));
-        assert_eq!(get("samples"), Some("58 of 60"));
-        assert_eq!(get("window"), Some("60 s"));
-        assert_eq!(get("detail"), Some("—"));
-        let bare = Evidence {
-            subject: None,
-            value: None,
-            threshold: None,
-            comparison: String::new(),
-            samples: None,
-            ..e
-        };
-        let f = evidence_fields(&bare);
-        let get = |k: &str| f.iter().find(|(l, _)| *l == k).map(|(_, v)| v.as_str());
-        assert_eq!(get("subject"), Some("—"));
-        assert_eq!(get("value"), Some("—"));
-        assert_eq!(get("threshold"), Some("—"));
-        assert_eq!(get("samples"), Some("—"));
+        let mut e = Evidence::new(Metric::GpuMemoryUsed);
+        e.subject = Some("gpu 0".into());
+        e.value = Some(96.0);
+        e.threshold = Some(Threshold {
+            comparison: Comparison::Ge,
+            value: 90.0,
+        });
+        e.window_s = Some(60.0);
+        e.samples = Some((58, 60));
+        let f = evidence_fields(&e, Tz::UTC);
+        let get = |k: &str| f.iter().find(|(l, _)| *l == k).map(|(_, v)| v.clone());
+        assert_eq!(get("metric").as_deref(), Some("gpu_memory_used"));
+        assert_eq!(get("value").as_deref(), Some("96%"));
+        assert_eq!(get("threshold").as_deref(), Some("≥ 90%"));
+        assert_eq!(get("samples").as_deref(), Some("58 of 60"));
+        assert_eq!(get("window").as_deref(), Some("60 s"));
+        assert_eq!(get("held").as_deref(), Some("—"));
+        assert_eq!(get("detail").as_deref(), Some("—"));
+        e.held = Some(Held {
+            since_ms: 1_764_504_200_000,
+            entered_at: 90.0,
+            clears_at: 85.0,
+        });
+        let f = evidence_fields(&e, Tz::UTC);
+        let get = |k: &str| f.iter().find(|(l, _)| *l == k).map(|(_, v)| v.clone());
+        assert_eq!(
+            get("held").as_deref(),
+            Some("held since 12:03 UTC, entered at 90%, clears below 85%")
+        );
+        let bare = Evidence::new(Metric::WriteRate);
+        let f = evidence_fields(&bare, Tz::UTC);
+        for k in ["subject", "value", "threshold", "samples", "window", "held"] {
+            assert_eq!(
+                f.iter().find(|(l, _)| *l == k).map(|(_, v)| v.as_str()),
+                Some("—"),
+                "{k}"
+            );
+        }
     }
 }

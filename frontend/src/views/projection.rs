@@ -1,10 +1,11 @@
 //! A projection tag for a card or row ("memory full in ~12 min", "full in ~40 min"), shown when
 //! the current diagnosis forecasts that `subject` fills up. Reads `Store::diagnosis`.
 
-use crate::diag::{projection_for, projection_text, wire_id};
+use crate::diag::{projection_for, wire_id};
 use crate::store::use_store;
 use leptos::prelude::*;
 use shared::diagnosis::ProjectionKind;
+use shared::diagnosis::words::projection_text;
 
 #[component]
 pub fn ProjectionTag(kind: ProjectionKind, #[prop(into)] subject: String) -> impl IntoView {

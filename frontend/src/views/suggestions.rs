@@ -1,15 +1,16 @@
 //! The findings panel: every finding of the current diagnosis (the verdict's first, then by
-//! severity; order from `crate::diag::order_findings`) with its evidence and suggestions, each
+//! severity; order from `shared::diagnosis::words::order_findings`) with its evidence and suggestions, each
 //! suggestion's main snippet in a code block with a Copy button, then its how-to as prose. Reads `Store::diagnosis`.
 
 use super::evidence::EvidenceList;
 use crate::clipboard::{copy_text, select_contents};
 use crate::diag::text::{code_spans, first_code};
-use crate::diag::{order_findings, rule_words, severity_attr, wire_id};
+use crate::diag::{severity_attr, wire_id};
 use crate::format::{DASH, pct};
 use crate::store::use_store;
 use leptos::html::Code;
 use leptos::prelude::*;
+use shared::diagnosis::words::{order_findings, rule_text};
 use shared::diagnosis::{Finding, RuleId, Suggestion};
 use shared::units::Percent;
 use std::time::Duration;
@@ -128,7 +129,7 @@ fn FindingCard(k: FindingKey) -> impl IntoView {
         >
             <header class="finding-head">
                 <span class="sev-badge">{severity}</span>
-                <h3>{rule_words(rule)}</h3>
+                <h3>{rule_text(rule)}</h3>
                 {subject.map(|s| view! { <span class="finding-subject mono">{s}</span> })}
                 <span class="confidence" title="How sure the rule is">
                     "confidence " {text(|f| confidence_text(f.confidence))}

@@ -8,25 +8,25 @@ use super::evidence::EvidenceList;
 use crate::diag::layout::{BOX_H, BOX_W, PlacedBox, PlacedEdge};
 use crate::diag::walk::branch_of;
 use crate::diag::{
-    Branch, Layout, Lit, Slot, answer_attr, evidence_text, layout, severity_attr, verdict_words,
-    wire_id,
+    Branch, Layout, Lit, Slot, answer_attr, layout, local_tz, severity_attr, wire_id,
 };
 use crate::store::use_store;
 use leptos::prelude::*;
+use shared::diagnosis::words::{Tz, evidence_text, verdict_text};
 use shared::diagnosis::{PathNode, Severity, tree};
 
 /// Height of one text line in a box.
 const LINE_H: f64 = 15.0;
 
 /// The hover text of a box: what it asks or concludes, and what the walk found there.
-pub fn box_title(b: &PlacedBox, path: &[PathNode], lit: &Lit) -> String {
+pub fn box_title(b: &PlacedBox, path: &[PathNode], lit: &Lit, tz: Tz) -> String {
     match b.slot {
         Slot::Node(id) => match path.iter().find(|p| p.node == id) {
             Some(p) => {
                 let mut s = format!("{}\nAnswer: {}", p.question, answer_attr(p.answer));
                 for e in &p.evidence {
                     s.push_str("\n• ");
-                    s.push_str(&evidence_text(e));
+                    s.push_str(&evidence_text(e, tz));
                 }
                 s
             }
@@ -40,7 +40,7 @@ pub fn box_title(b: &PlacedBox, path: &[PathNode], lit: &Lit) -> String {
             };
             format!(
                 "{}: {}\n{reached}",
-                verdict_words(v),
+                verdict_text(v),
                 b.advice.as_deref().unwrap_or_default()
             )
         }
@@ -194,7 +194,7 @@ fn TreeBox(
     let label = b.lines.join(" ");
     let title = {
         let b = b.clone();
-        move || path.with(|p| lit.with(|l| box_title(&b, p, l)))
+        move || path.with(|p| lit.with(|l| box_title(&b, p, l, local_tz())))
     };
     let class = move || lit.with(|l| box_class(slot, l, severity.get(), shown.get() == Some(slot)));
     let is_lit = move || lit.with(|l| l.is_lit(slot)).to_string();
@@ -278,7 +278,7 @@ fn NodeDetails(
         Some(Slot::Leaf(v)) => {
             let reached = lit.with(|l| l.leaf == Some(v));
             view! {
-                <h3 class="details-q">{verdict_words(v)}</h3>
+                <h3 class="details-q">{verdict_text(v)}</h3>
                 <p>{shared::diagnosis::leaf_label(v)}</p>
                 <p class="small">
                     {if reached {
@@ -344,7 +344,10 @@ mod tests {
         let root = l.find(Slot::Node(NodeId::GpuMemory)).cloned();
         let starved = l.find(Slot::Node(NodeId::GpuStarved)).cloned();
         let leaf = l.find(Slot::Leaf(Verdict::GpuMemoryPressure)).cloned();
-        let title = |b: Option<PlacedBox>| b.map(|b| box_title(&b, &p, &lt)).unwrap_or_default();
+        let title = |b: Option<PlacedBox>| {
+            b.map(|b| box_title(&b, &p, &lt, Tz::UTC))
+                .unwrap_or_default()
+        };
         assert_eq!(title(root), "GPU memory too high?\nAnswer: no");
         assert!(title(starved).ends_with("Not visited on this walk."));
         assert_eq!(

@@ -1,8 +1,9 @@
 //! `Ctx`: the window under diagnosis (frames, thresholds, the previous diagnosis for hysteresis)
 //! and the helpers every rule uses to build evidence.
 
-use super::model::{Answer, Diagnosis, Evidence, RuleId};
-use super::stats::{Band, Tally};
+use super::evidence::{Comparison, Evidence, Held, Metric, Threshold};
+use super::model::{Answer, Diagnosis, RuleId};
+use super::stats::{Band, Dir, Tally};
 use super::thresholds::Thresholds;
 use crate::frame::Frame;
 
@@ -10,7 +11,10 @@ pub(crate) struct Ctx<'a> {
     pub frames: &'a [Frame],
     pub th: &'a Thresholds,
     pub prev: Option<&'a Diagnosis>,
-    pub window_s: f64,
+    /// Seconds the window covers; `None` without frames.
+    pub window_s: Option<f64>,
+    /// `t_ms` of the newest frame (0 only for an empty window, where no rule runs).
+    pub now_ms: u64,
     t0_ms: u64,
 }
 
@@ -23,18 +27,20 @@ pub(crate) struct NodeResult {
 
 impl<'a> Ctx<'a> {
     pub fn new(frames: &'a [Frame], th: &'a Thresholds, prev: Option<&'a Diagnosis>) -> Self {
-        let (t0_ms, window_s) = match (frames.first(), frames.last()) {
+        let (t0_ms, now_ms, window_s) = match (frames.first(), frames.last()) {
             (Some(a), Some(b)) => (
                 a.t_ms,
-                (b.t_ms.saturating_sub(a.t_ms) + b.interval_ms) as f64 / 1000.0,
+                b.t_ms,
+                Some((b.t_ms.saturating_sub(a.t_ms) + b.interval_ms) as f64 / 1000.0),
             ),
-            _ => (0, 0.0),
+            _ => (0, 0, None),
         };
         Ctx {
             frames,
             th,
             prev,
             window_s,
+            now_ms,
             t0_ms,
         }
     }
@@ -44,19 +50,26 @@ impl<'a> Ctx<'a> {
         f.t_ms.saturating_sub(self.t0_ms) as f64 / 1000.0
     }
 
-    /// Whether the previous diagnosis held a finding of `rule` for `subject` (hysteresis).
-    pub fn held_before(&self, rule: RuleId, subject: &str) -> bool {
-        self.prev.is_some_and(|p| {
+    /// When the previous diagnosis' finding of `rule` for `subject` was first reported, if it had
+    /// one (hysteresis).
+    pub fn held_since(&self, rule: RuleId, subject: &str) -> Option<u64> {
+        self.prev.and_then(|p| {
             p.findings
                 .iter()
-                .any(|f| f.rule == rule && f.subject.as_deref() == Some(subject))
+                .find(|f| f.rule == rule && f.subject.as_deref() == Some(subject))
+                .map(|f| f.since_ms)
         })
+    }
+
+    /// `since_ms` for a finding of `rule` on `subject`: carried over while it persists.
+    pub fn since(&self, rule: RuleId, subject: &str) -> u64 {
+        self.held_since(rule, subject).unwrap_or(self.now_ms)
     }
 
     /// The band to count against: relaxed by the hysteresis band when the finding was held.
     pub fn band(&self, band: Band, rule: RuleId, subject: &str) -> Band {
         band.relaxed(
-            self.held_before(rule, subject),
+            self.held_since(rule, subject).is_some(),
             self.th.hysteresis_pct_points,
         )
     }
@@ -71,40 +84,52 @@ impl<'a> Ctx<'a> {
     }
 
     /// Evidence for a tally: newest value against the warning level, with `(held, of)`.
-    pub fn tally_ev(&self, metric: &str, subject: &str, unit: &str, t: &Tally) -> Evidence {
-        Evidence {
-            metric: metric.to_owned(),
-            subject: Some(subject.to_owned()),
-            value: t.last,
-            unit: unit.to_owned(),
-            threshold: Some(t.band.warn),
-            comparison: t.band.comparison().to_owned(),
-            window_s: self.window_s,
-            samples: Some((t.warn, t.of)),
-            detail: None,
-        }
+    pub fn tally_ev(&self, metric: Metric, subject: &str, t: &Tally) -> Evidence {
+        let mut e = self.ev(
+            metric,
+            Some(subject),
+            t.last,
+            Some((t.band.comparison(), t.band.warn)),
+        );
+        e.samples = Some((t.warn, t.of));
+        e
     }
 
-    /// Evidence for a single value compared with a threshold.
+    /// `ev` marked as held when the tally still holds only because the previous diagnosis had
+    /// the finding of `rule` on its subject (its band was relaxed, see [`Ctx::band`]).
+    pub fn hold(&self, mut ev: Evidence, rule: RuleId, t: &Tally) -> Evidence {
+        let since = ev.subject.as_deref().and_then(|s| self.held_since(rule, s));
+        if let Some(since_ms) = since
+            && self.severity(t).is_some()
+        {
+            let d = self.th.hysteresis_pct_points;
+            let entered_at = match t.band.dir {
+                Dir::AtLeast => t.band.warn + d,
+                Dir::Below => t.band.warn - d,
+            };
+            ev.held = Some(Held {
+                since_ms,
+                entered_at,
+                clears_at: t.band.warn,
+            });
+        }
+        ev
+    }
+
+    /// Evidence for a single value, compared with a threshold when `cmp` is given.
     pub fn ev(
         &self,
-        metric: &str,
+        metric: Metric,
         subject: Option<&str>,
         value: Option<f64>,
-        unit: &str,
-        cmp: Option<(&str, f64)>,
+        cmp: Option<(Comparison, f64)>,
     ) -> Evidence {
-        Evidence {
-            metric: metric.to_owned(),
-            subject: subject.map(str::to_owned),
-            value,
-            unit: unit.to_owned(),
-            threshold: cmp.map(|c| c.1),
-            comparison: cmp.map_or("", |c| c.0).to_owned(),
-            window_s: self.window_s,
-            samples: None,
-            detail: None,
-        }
+        let mut e = Evidence::new(metric);
+        e.subject = subject.map(str::to_owned);
+        e.value = value;
+        e.threshold = cmp.map(|(comparison, value)| Threshold { comparison, value });
+        e.window_s = self.window_s;
+        e
     }
 }
 
@@ -133,11 +158,7 @@ pub(crate) fn gib(bytes: f64) -> String {
     format!("{:.1} GiB", bytes / (1024.0 * 1024.0 * 1024.0))
 }
 
-/// Formats seconds as minutes (or hours past two hours), for suggestion texts.
+/// Formats seconds for suggestion texts, as every other duration is written.
 pub(crate) fn duration(s: f64) -> String {
-    if s >= 7200.0 {
-        format!("{:.1} h", s / 3600.0)
-    } else {
-        format!("{:.0} min", s / 60.0)
-    }
+    super::words::duration_text(s)
 }

@@ -4,6 +4,7 @@
 
 use super::ctx::{Ctx, NodeResult};
 use super::disks::DiskSeries;
+use super::evidence::{Comparison, Metric};
 use super::model::Answer;
 use super::system::SystemSeries;
 
@@ -19,7 +20,7 @@ pub(crate) fn disk_io(ctx: &Ctx<'_>, disks: &DiskSeries, sys: &SystemSeries) -> 
     };
     if ctx.enough(&sys.psi_io) {
         known = true;
-        let mut ev = ctx.tally_ev("psi_io_some_avg10_pct", "host", "%", &sys.psi_io);
+        let mut ev = ctx.tally_ev(Metric::PsiIoSome, "host", &sys.psi_io);
         ev.subject = None;
         // Checkpoint writes raise I/O pressure too; it points at input only while reads dominate.
         if ctx.severity(&sys.psi_io).is_some() && reads_dominate {
@@ -36,11 +37,10 @@ pub(crate) fn disk_io(ctx: &Ctx<'_>, disks: &DiskSeries, sys: &SystemSeries) -> 
         let dev = Some(b.name.as_str());
         let mean = b.read.mean().unwrap_or(0.0);
         let mut ev = ctx.ev(
-            "read_bytes_per_sec_mean",
+            Metric::ReadRateMean,
             dev,
             Some(mean),
-            "bytes/s",
-            Some((">=", th.min_read_bytes_per_sec)),
+            Some((Comparison::Ge, th.min_read_bytes_per_sec)),
         );
         ev.samples = Some((b.near_peak, b.read.n));
         evidence.push(ev);
@@ -51,11 +51,10 @@ pub(crate) fn disk_io(ctx: &Ctx<'_>, disks: &DiskSeries, sys: &SystemSeries) -> 
             let queued = b.queue_median.is_some_and(|q| q >= th.queue_min);
             let near = reads_matter && queued && peak > 0.0 && med >= th.read_peak_fraction * peak;
             let mut ev = ctx.ev(
-                "read_median_over_peak",
+                Metric::ReadMedianOverPeak,
                 dev,
                 Some(if peak > 0.0 { med / peak } else { 0.0 }),
-                "",
-                Some((">=", th.read_peak_fraction)),
+                Some((Comparison::Ge, th.read_peak_fraction)),
             );
             ev.samples = Some((b.near_peak, b.read.n));
             evidence.push(ev);
@@ -69,11 +68,13 @@ pub(crate) fn disk_io(ctx: &Ctx<'_>, disks: &DiskSeries, sys: &SystemSeries) -> 
                 && med > th.await_min_ms
                 && queue.is_some_and(|q| q >= th.queue_min);
             let mut ev = ctx.ev(
-                "r_await_median_ms",
+                Metric::RAwaitMedian,
                 dev,
                 Some(med),
-                "ms",
-                Some((">", (th.await_baseline_ratio * p10).max(th.await_min_ms))),
+                Some((
+                    Comparison::Gt,
+                    (th.await_baseline_ratio * p10).max(th.await_min_ms),
+                )),
             );
             ev.detail = Some(format!(
                 "lowest decile {p10:.1} ms; median queue {}",
@@ -86,28 +87,26 @@ pub(crate) fn disk_io(ctx: &Ctx<'_>, disks: &DiskSeries, sys: &SystemSeries) -> 
             && let Some(u) = b.util_median
         {
             evidence.push(ctx.ev(
-                "util_median_pct",
+                Metric::DiskUtilMedian,
                 dev,
                 Some(u),
-                "%",
-                Some((">=", th.rotational_util_pct)),
+                Some((Comparison::Ge, th.rotational_util_pct)),
             ));
             yes |= u >= th.rotational_util_pct && reads_matter;
         }
     }
     if let Some(w) = sys.iowait.mean() {
         let mut ev = ctx.ev(
-            "iowait_mean_pct",
+            Metric::IowaitMean,
             None,
             Some(w),
-            "%",
-            Some((">=", th.iowait_corroborate_pct)),
+            Some((Comparison::Ge, th.iowait_corroborate_pct)),
         );
         ev.detail = Some("corroborates only".to_owned());
         evidence.push(ev);
     }
     if disks.devices == 0 && !known {
-        evidence.push(ctx.ev("block_devices", None, Some(0.0), "", None));
+        evidence.push(ctx.ev(Metric::BlockDeviceCount, None, Some(0.0), None));
     }
     NodeResult {
         answer: match (yes, known) {

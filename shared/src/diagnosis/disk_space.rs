@@ -4,6 +4,7 @@
 //! dir seen through its mount) is judged once, at its first mount point.
 
 use super::ctx::{Ctx, NodeResult, any_yes, duration, gib};
+use super::evidence::{Comparison, Metric};
 use super::gpu_memory::Out;
 use super::model::{Answer, Finding, Projection, ProjectionKind, RuleId, Severity};
 use super::stats::{Band, Dir, Tally};
@@ -42,7 +43,7 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
     if newest.mounts.is_empty() {
         return NodeResult {
             answer: Answer::Unknown,
-            evidence: vec![ctx.ev("mount_count", None, Some(0.0), "", None)],
+            evidence: vec![ctx.ev(Metric::MountCount, None, Some(0.0), None)],
         };
     }
     let mut sub = Subsample::new(ctx.frames.len(), th.trend_max_points);
@@ -120,7 +121,7 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
         } = st;
         let subject = m.mount_point.as_str();
         let mut sev = ctx.severity(&used);
-        let used_ev = ctx.tally_ev("mount_used_pct", subject, "%", &used);
+        let used_ev = ctx.hold(ctx.tally_ev(Metric::MountUsed, subject, &used), rule, &used);
         evidence.push(used_ev.clone());
         let mut ev = vec![used_ev];
         let mut why = Vec::new();
@@ -136,7 +137,11 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
         }
         if ctx.severity(&inodes).is_some() {
             sev = Some(sev.map_or(Severity::Warning, |s| s.worst(Severity::Warning)));
-            let e = ctx.tally_ev("inodes_used_pct", subject, "%", &inodes);
+            let e = ctx.hold(
+                ctx.tally_ev(Metric::InodesUsed, subject, &inodes),
+                rule,
+                &inodes,
+            );
             evidence.push(e.clone());
             ev.push(e);
             why.push(format!(
@@ -147,11 +152,10 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
         if shm && gpus_present && (m.total_bytes.0 as f64) < th.shm_min_bytes {
             sev = Some(sev.map_or(Severity::Warning, |s| s.worst(Severity::Warning)));
             let e = ctx.ev(
-                "shm_total_bytes",
+                Metric::ShmSize,
                 Some(subject),
                 Some(m.total_bytes.0 as f64),
-                "bytes",
-                Some(("<", th.shm_min_bytes)),
+                Some((Comparison::Lt, th.shm_min_bytes)),
             );
             evidence.push(e.clone());
             ev.push(e);
@@ -172,11 +176,10 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
                 slope_per_s: t.slope_per_s,
             });
             let e = ctx.ev(
-                "mount_time_to_full_s",
+                Metric::MountTimeToFull,
                 Some(subject),
                 Some(secs),
-                "s",
-                Some(("<", th.disk_full_horizon_s)),
+                Some((Comparison::Lt, th.disk_full_horizon_s)),
             );
             evidence.push(e.clone());
             if secs < th.disk_full_horizon_s {
@@ -215,13 +218,14 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
                 0.7
             },
             subject: Some(subject.to_owned()),
+            since_ms: ctx.since(rule, subject),
             evidence: ev,
             suggestions: ids.into_iter().map(|id| id.with_why(why.clone())).collect(),
         });
     }
     if answers.is_empty() {
         // Mounts exist but none is writable: nothing can fill up.
-        evidence.push(ctx.ev("writable_mount_count", None, Some(0.0), "", None));
+        evidence.push(ctx.ev(Metric::WritableMountCount, None, Some(0.0), None));
         return NodeResult {
             answer: Answer::No,
             evidence,

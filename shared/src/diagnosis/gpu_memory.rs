@@ -2,6 +2,7 @@
 //! (Theil-Sen time-to-full), and the refinements memory not held by the job, orphans and lost GPUs.
 
 use super::ctx::{Ctx, NodeResult, any_yes, duration, gib};
+use super::evidence::{Comparison, Evidence, Metric};
 use super::gpus::GpuSeries;
 use super::model::{Answer, Finding, Projection, ProjectionKind, RuleId, Severity};
 use super::stats::holds;
@@ -27,7 +28,11 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) -> Node
     let mut answers = Vec::with_capacity(gpus.len());
     for g in gpus {
         let level = ctx.severity(&g.mem);
-        let ev_level = ctx.tally_ev("gpu_memory_used_pct", &g.subject, "%", &g.mem);
+        let ev_level = ctx.hold(
+            ctx.tally_ev(Metric::GpuMemoryUsed, &g.subject, &g.mem),
+            RuleId::GpuMemoryPressure,
+            &g.mem,
+        );
         evidence.push(ev_level.clone());
         let trend = rising(&g.points, th, &mut out.scratch);
         let ttf = trend.zip(g.usable_bytes).and_then(|(t, usable)| {
@@ -44,11 +49,10 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) -> Node
                 slope_per_s: t.slope_per_s,
             });
             let ev = ctx.ev(
-                "gpu_memory_time_to_full_s",
+                Metric::GpuMemoryTimeToFull,
                 Some(&g.subject),
                 Some(secs),
-                "s",
-                Some(("<", th.gpu_oom_horizon_s)),
+                Some((Comparison::Lt, th.gpu_oom_horizon_s)),
             );
             if secs < th.gpu_oom_horizon_s {
                 growing = Some((t.slope_per_s, secs));
@@ -82,11 +86,10 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) -> Node
         }
         if let Some((slope, secs)) = growing {
             ev.push(ctx.ev(
-                "gpu_memory_time_to_full_s",
+                Metric::GpuMemoryTimeToFull,
                 Some(&g.subject),
                 Some(secs),
-                "s",
-                Some(("<", th.gpu_oom_horizon_s)),
+                Some((Comparison::Lt, th.gpu_oom_horizon_s)),
             ));
             why.push(format!(
                 "{} grows {:.0} MiB/s and is full in ~{} at this rate",
@@ -122,12 +125,13 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) -> Node
             severity,
             confidence,
             subject: Some(g.subject.clone()),
+            since_ms: ctx.since(RuleId::GpuMemoryPressure, &g.subject),
             evidence: ev,
             suggestions: ids.into_iter().map(|id| id.with_why(why.clone())).collect(),
         });
     }
     if gpus.is_empty() {
-        let mut ev = ctx.ev("gpu_count", None, Some(0.0), "", None);
+        let mut ev = ctx.ev(Metric::GpuCount, None, Some(0.0), None);
         ev.detail = ctx.frames.last().and_then(|f| match &f.nvml {
             NvmlStatus::Ok { .. } => None,
             NvmlStatus::NoDriver { message } | NvmlStatus::Error { message } => {
@@ -147,28 +151,28 @@ pub(crate) fn refinements(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) {
     let th = ctx.th;
     let n = ctx.frames.len() as u32;
     if let Some(NvmlStatus::Error { message }) = ctx.frames.last().map(|f| &f.nvml) {
-        let mut ev = ctx.ev("nvml_status", Some("nvml"), None, "", None);
+        let mut ev = ctx.ev(Metric::NvmlStatus, Some("nvml"), None, None);
         ev.detail = Some(message.clone());
-        out.findings.push(unavailable_finding("nvml", ev, message));
+        out.findings
+            .push(unavailable_finding(ctx, "nvml", ev, message));
     }
     for g in gpus {
         if g.unavailable > 0 {
             let detail = g.last_error.clone().unwrap_or_default();
-            let mut ev = ctx.ev("gpu_unavailable_samples", Some(&g.subject), None, "", None);
+            let mut ev = ctx.ev(Metric::GpuUnavailable, Some(&g.subject), None, None);
             ev.value = Some(f64::from(g.unavailable));
             ev.samples = Some((g.unavailable, n));
             ev.detail = Some(detail.clone());
             out.findings
-                .push(unavailable_finding(&g.subject, ev, &detail));
+                .push(unavailable_finding(ctx, &g.subject, ev, &detail));
         }
         let (held, of, diff) = g.unattributed;
         if of >= th.min_samples && holds(held, of, th.hold_fraction) {
             let mut ev = ctx.ev(
-                "gpu_memory_not_held_by_processes_bytes",
+                Metric::GpuMemoryNotHeldByProcesses,
                 Some(&g.subject),
                 diff,
-                "bytes",
-                Some((">", th.gpu_unattributed_bytes)),
+                Some((Comparison::Gt, th.gpu_unattributed_bytes)),
             );
             ev.samples = Some((held, of));
             let why = format!(
@@ -182,6 +186,7 @@ pub(crate) fn refinements(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) {
                 severity: Severity::Warning,
                 confidence: f64::from(held) / f64::from(of),
                 subject: Some(g.subject.clone()),
+                since_ms: ctx.since(RuleId::GpuMemoryNotHeldByJob, &g.subject),
                 evidence: vec![ev],
                 suggestions: vec![
                     S::IsolateGpus.with_why(why.clone()),
@@ -195,11 +200,10 @@ pub(crate) fn refinements(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) {
             && holds(held, of, th.hold_fraction)
         {
             let mut ev = ctx.ev(
-                "gpu_memory_orphan_bytes",
+                Metric::GpuMemoryOrphan,
                 Some(&g.subject),
                 Some(bytes),
-                "bytes",
-                Some((">", th.orphan_min_bytes)),
+                Some((Comparison::Gt, th.orphan_min_bytes)),
             );
             ev.samples = Some((held, of));
             ev.detail = Some(format!("pid {pid} no longer exists on this host"));
@@ -214,6 +218,7 @@ pub(crate) fn refinements(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) {
                 // Without any visible process name the pids may merely be hidden (containers).
                 confidence: if g.named_process_seen { 0.9 } else { 0.4 },
                 subject: Some(g.subject.clone()),
+                since_ms: ctx.since(RuleId::GpuMemoryOrphan, &g.subject),
                 evidence: vec![ev],
                 suggestions: vec![S::KillOrphans.with_why(why)],
             });
@@ -221,12 +226,13 @@ pub(crate) fn refinements(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) {
     }
 }
 
-fn unavailable_finding(subject: &str, ev: super::model::Evidence, detail: &str) -> Finding {
+fn unavailable_finding(ctx: &Ctx<'_>, subject: &str, ev: Evidence, detail: &str) -> Finding {
     Finding {
         rule: RuleId::GpuUnavailable,
         severity: Severity::Unknown,
         confidence: 1.0,
         subject: Some(subject.to_owned()),
+        since_ms: ctx.since(RuleId::GpuUnavailable, subject),
         evidence: vec![ev],
         suggestions: vec![S::CheckGpuHealth.with_why(format!("{subject}: {detail}"))],
     }

@@ -2,6 +2,7 @@
 //! high means room to raise the batch size. Findings of severity `ok`.
 
 use super::ctx::{Ctx, gib};
+use super::evidence::{Comparison, Metric};
 use super::gpu_memory::Out;
 use super::gpus::GpuSeries;
 use super::model::{Finding, RuleId, Severity};
@@ -22,19 +23,17 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) {
             continue;
         }
         let mut mem_ev = ctx.ev(
-            "gpu_memory_used_pct",
+            Metric::GpuMemoryUsed,
             Some(&g.subject),
             Some(mem),
-            "%",
-            Some(("<", th.headroom_mem_pct)),
+            Some((Comparison::Lt, th.headroom_mem_pct)),
         );
         mem_ev.samples = Some((g.mem_low, g.mem.of));
         let util_ev = ctx.ev(
-            "gpu_utilization_mean_pct",
+            Metric::GpuUtilizationMean,
             Some(&g.subject),
             Some(util),
-            "%",
-            Some((">", th.headroom_util_pct)),
+            Some((Comparison::Gt, th.headroom_util_pct)),
         );
         let free = g.total_bytes.map(|t| t * (1.0 - mem / 100.0));
         let why = format!(
@@ -47,6 +46,7 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) {
             severity: Severity::Ok,
             confidence: f64::from(g.mem_low) / f64::from(g.mem.of),
             subject: Some(g.subject.clone()),
+            since_ms: ctx.since(RuleId::Headroom, &g.subject),
             evidence: vec![mem_ev, util_ev],
             suggestions: vec![S::RaiseBatchSize.with_why(why)],
         });

@@ -2,6 +2,7 @@
 //! and growing.
 
 use super::ctx::{Ctx, NodeResult, gib};
+use super::evidence::{Comparison, Metric};
 use super::gpu_memory::Out;
 use super::model::{Answer, Finding, RuleId, Severity};
 use super::suggestions::SuggestionId as S;
@@ -18,7 +19,11 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, sys: &SystemSeries, out: &mut Out) -> Node
     let mut fired = Vec::new();
     if ctx.enough(&sys.mem_available) {
         known = true;
-        let e = ctx.tally_ev("mem_available_pct", host, "%", &sys.mem_available);
+        let e = ctx.hold(
+            ctx.tally_ev(Metric::MemAvailable, host, &sys.mem_available),
+            RuleId::HostMemoryPressure,
+            &sys.mem_available,
+        );
         if let Some(s) = ctx.severity(&sys.mem_available) {
             sev = Some(s);
             let t = &sys.mem_available;
@@ -45,7 +50,11 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, sys: &SystemSeries, out: &mut Out) -> Node
     }
     if ctx.enough(&sys.psi_memory) {
         known = true;
-        let e = ctx.tally_ev("psi_memory_some_avg10_pct", host, "%", &sys.psi_memory);
+        let e = ctx.hold(
+            ctx.tally_ev(Metric::PsiMemorySome, host, &sys.psi_memory),
+            RuleId::HostMemoryPressure,
+            &sys.psi_memory,
+        );
         if ctx.severity(&sys.psi_memory).is_some() {
             sev = Some(sev.map_or(Severity::Warning, |s| s.worst(Severity::Warning)));
             why.push(format!(
@@ -59,11 +68,10 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, sys: &SystemSeries, out: &mut Out) -> Node
     if let Some(t) = rising(&sys.swap_points, th, &mut out.scratch) {
         known = true;
         let e = ctx.ev(
-            "swap_growth_bytes_per_sec",
+            Metric::SwapGrowth,
             Some(host),
             Some(t.slope_per_s),
-            "bytes/s",
-            Some((">=", th.swap_growth_bytes_per_sec)),
+            Some((Comparison::Ge, th.swap_growth_bytes_per_sec)),
         );
         if t.slope_per_s >= th.swap_growth_bytes_per_sec
             && sys.swap_used_now.is_some_and(|u| u > 0.0)
@@ -95,12 +103,13 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, sys: &SystemSeries, out: &mut Out) -> Node
                 0.7
             },
             subject: Some(host.to_owned()),
+            since_ms: ctx.since(RuleId::HostMemoryPressure, host),
             evidence: fired,
             suggestions: vec![S::ReduceHostMemory.with_why(why)],
         });
     }
     if !known {
-        evidence.push(ctx.ev("mem_available_pct", None, None, "%", None));
+        evidence.push(ctx.ev(Metric::MemAvailable, None, None, None));
     }
     NodeResult { answer, evidence }
 }

@@ -30,11 +30,13 @@ mod ctx;
 mod disk_io;
 mod disk_space;
 mod disks;
+mod evidence;
 mod gpu_memory;
 mod gpus;
 mod headroom;
 mod host_memory;
 mod model;
+mod no_data;
 mod starvation;
 mod stats;
 mod suggestions;
@@ -42,14 +44,16 @@ mod system;
 mod thresholds;
 mod tree;
 mod trend;
+pub mod words;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod testutil;
 
+pub use evidence::{Comparison, Evidence, Held, Metric, Threshold, Unit};
 pub use model::{
-    Answer, Diagnosis, Evidence, Finding, NodeId, PathNode, Projection, ProjectionKind, RuleId,
+    Answer, Diagnosis, Finding, NoDataCause, NodeId, PathNode, Projection, ProjectionKind, RuleId,
     Severity, Verdict,
 };
 pub use suggestions::{Suggestion, SuggestionId};
@@ -77,7 +81,7 @@ fn slot(n: NodeId) -> usize {
 pub fn diagnose(frames: &[Frame], thresholds: &Thresholds, prev: Option<&Diagnosis>) -> Diagnosis {
     let ctx = Ctx::new(frames, thresholds, prev);
     let Some(newest) = frames.last() else {
-        let mut ev = ctx.ev("frames", None, Some(0.0), "", None);
+        let mut ev = ctx.ev(Metric::Frames, None, Some(0.0), None);
         ev.detail = Some("no frames in the window".to_owned());
         return Diagnosis {
             verdict: Verdict::NoData,
@@ -90,8 +94,9 @@ pub fn diagnose(frames: &[Frame], thresholds: &Thresholds, prev: Option<&Diagnos
             }],
             findings: Vec::new(),
             projections: Vec::new(),
-            window_s: 0.0,
-            t_ms: 0,
+            window_s: None,
+            t_ms: None,
+            no_data: Some(NoDataCause::NoFrames),
         };
     };
     let mut out = Out::default();
@@ -120,6 +125,7 @@ pub fn diagnose(frames: &[Frame], thresholds: &Thresholds, prev: Option<&Diagnos
     } else {
         leaf
     };
+    let no_data = (verdict == Verdict::NoData).then(|| no_data::cause(&ctx, &gpus, &path));
     let mut severity = out
         .findings
         .iter()
@@ -134,7 +140,8 @@ pub fn diagnose(frames: &[Frame], thresholds: &Thresholds, prev: Option<&Diagnos
         findings: out.findings,
         projections: out.projections,
         window_s: ctx.window_s,
-        t_ms: newest.t_ms,
+        t_ms: Some(newest.t_ms),
+        no_data,
     }
 }
 

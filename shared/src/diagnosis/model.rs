@@ -1,6 +1,7 @@
 //! The diagnosis' output types (DESIGN section 6): verdict, severity, the path through the tree with
 //! its evidence, findings with suggestions, and projections. They go on the wire as they are.
 
+use super::evidence::Evidence;
 use super::suggestions::Suggestion;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -19,10 +20,35 @@ pub struct Diagnosis {
     pub findings: Vec<Finding>,
     /// Time-to-full forecasts from the trend of GPU memory and disk usage.
     pub projections: Vec<Projection>,
-    /// Seconds the window covers (first to last frame plus one interval); 0 without frames.
-    pub window_s: f64,
-    /// `t_ms` of the newest frame; 0 without frames.
-    pub t_ms: u64,
+    /// Seconds the window covers (first to last frame plus one interval); absent without frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<f64>,
+    /// `t_ms` of the newest frame; absent without frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_ms: Option<u64>,
+    /// Why the data did not suffice: present exactly when the verdict is `no_data`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_data: Option<NoDataCause>,
+}
+
+/// Why a diagnosis is `no_data`: the first spine question that could not be answered, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum NoDataCause {
+    /// The window holds no frames.
+    NoFrames,
+    /// No NVIDIA driver could be loaded; `message` is the loader's error.
+    NoDriver { message: String },
+    /// NVML is loaded but failing.
+    NvmlFailed { message: String },
+    /// NVML works and reports no GPU.
+    NoGpus,
+    /// A GPU has no memory reading in the newest frame (lost, failing, or gone).
+    GpuLost { gpu: String, message: String },
+    /// Fewer samples than the rules need (`min_samples`), e.g. just after start.
+    TooFewSamples { have: u32, need: u32 },
+    /// Enough frames, but the readings `node` needs are missing from them.
+    NotRead { node: NodeId },
 }
 
 /// Stable verdict ids (used by `check --json`, the page and `/metrics`).
@@ -102,9 +128,9 @@ impl Severity {
         }
     }
 
-    /// Order used to combine findings: ok < unknown < warning < critical. A warning or critical
-    /// finding says more than "could not tell", so it wins over unknown.
-    fn rank(self) -> u8 {
+    /// Order used to combine and list findings: ok < unknown < warning < critical. A warning or
+    /// critical finding says more than "could not tell", so it wins over unknown.
+    pub fn rank(self) -> u8 {
         match self {
             Severity::Ok => 0,
             Severity::Unknown => 1,
@@ -154,32 +180,6 @@ pub struct PathNode {
     pub evidence: Vec<Evidence>,
 }
 
-/// One measured fact compared with one threshold.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Evidence {
-    /// What was measured (`gpu_memory_used_pct`, `r_await_median_ms`, ...).
-    pub metric: String,
-    /// Which item (`gpu 0`, `/data`, `nvme0n1`); absent for host-wide metrics.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subject: Option<String>,
-    /// The value that was compared (the newest sample, or the window statistic the metric names);
-    /// absent when it could not be measured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<f64>,
-    pub unit: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threshold: Option<f64>,
-    /// How `value` was compared with `threshold` (`>=`, `<`, ...); empty when nothing was compared.
-    pub comparison: String,
-    pub window_s: f64,
-    /// `(held, of)`: in how many of the samples that had data the condition held.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub samples: Option<(u32, u32)>,
-    /// Free text such as the error a lost GPU reported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-}
-
 /// The rule behind a finding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -213,6 +213,9 @@ pub struct Finding {
     pub confidence: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// When this finding (same rule and subject) was first reported, ms since the epoch: carried
+    /// over from the previous diagnosis while it persists, else the newest frame's time.
+    pub since_ms: u64,
     pub evidence: Vec<Evidence>,
     pub suggestions: Vec<Suggestion>,
 }

@@ -5,9 +5,11 @@
 use super::ctx::{Ctx, NodeResult, any_yes, gib};
 use super::disk_io::disk_io;
 use super::disks::DiskSeries;
+use super::evidence::Evidence;
+use super::evidence::{Comparison, Held, Metric};
 use super::gpu_memory::Out;
 use super::gpus::GpuSeries;
-use super::model::{Answer, Evidence, Finding, NodeId, RuleId, Severity};
+use super::model::{Answer, Finding, NodeId, RuleId, Severity};
 use super::stats::holds;
 use super::suggestions::SuggestionId as S;
 use super::system::SystemSeries;
@@ -36,7 +38,7 @@ pub(crate) fn starved(ctx: &Ctx<'_>, gpus: &[GpuSeries]) -> Starved {
             continue;
         }
         if !holds(job, job_of, th.hold_fraction) {
-            let mut ev = ctx.ev("gpu_job_present_samples", Some(&g.subject), None, "", None);
+            let mut ev = ctx.ev(Metric::GpuJobPresent, Some(&g.subject), None, None);
             ev.value = Some(f64::from(job));
             ev.samples = Some((job, job_of));
             evidence.push(ev);
@@ -48,13 +50,19 @@ pub(crate) fn starved(ctx: &Ctx<'_>, gpus: &[GpuSeries]) -> Starved {
             continue;
         };
         let mut ev = ctx.ev(
-            "gpu_utilization_mean_pct",
+            Metric::GpuUtilizationMean,
             Some(&g.subject),
             Some(mean),
-            "%",
-            Some(("<", mean_below)),
+            Some((Comparison::Lt, mean_below)),
         );
         ev.samples = Some((g.util_below_starved, g.util.n));
+        if held && mean < mean_below {
+            ev.held = Some(Held {
+                since_ms: starved_since(ctx),
+                entered_at: th.starved_util_mean_pct,
+                clears_at: mean_below,
+            });
+        }
         evidence.push(ev);
         let low_fraction = f64::from(g.util_low) / f64::from(g.util.n);
         let cv = g.util.cv();
@@ -62,11 +70,10 @@ pub(crate) fn starved(ctx: &Ctx<'_>, gpus: &[GpuSeries]) -> Starved {
             cv.is_some_and(|cv| cv >= th.sawtooth_cv) && low_fraction >= th.sawtooth_low_fraction;
         if sawtooth {
             let mut ev = ctx.ev(
-                "gpu_utilization_cv",
+                Metric::GpuUtilizationCv,
                 Some(&g.subject),
                 cv,
-                "",
-                Some((">=", th.sawtooth_cv)),
+                Some((Comparison::Ge, th.sawtooth_cv)),
             );
             ev.samples = Some((g.util_low, g.util.n));
             ev.detail = Some(format!(
@@ -91,9 +98,34 @@ pub(crate) fn starved(ctx: &Ctx<'_>, gpus: &[GpuSeries]) -> Starved {
     }
 }
 
+/// When the starved finding of the previous diagnosis was first reported (its earliest, if the
+/// branch's leaf moved), else the previous diagnosis' time.
+fn starved_since(ctx: &Ctx<'_>) -> u64 {
+    ctx.prev
+        .and_then(|p| {
+            p.findings
+                .iter()
+                .filter(|f| starvation_rule(f.rule))
+                .map(|f| f.since_ms)
+                .min()
+                .or(p.t_ms)
+        })
+        .unwrap_or(ctx.now_ms)
+}
+
+fn starvation_rule(r: RuleId) -> bool {
+    matches!(
+        r,
+        RuleId::InputBoundDisk
+            | RuleId::InputBoundCpu
+            | RuleId::CheckpointStall
+            | RuleId::GpuUnderutilized
+    )
+}
+
 /// *CPU-bound?*: cores saturated in N of M samples (reached only when the disk did not answer yes).
 pub(crate) fn cpu_bound(ctx: &Ctx<'_>, sys: &SystemSeries) -> NodeResult {
-    let mut ev = ctx.tally_ev("cpu_busy_pct", "host", "%", &sys.cpu_busy);
+    let mut ev = ctx.tally_ev(Metric::CpuBusy, "host", &sys.cpu_busy);
     ev.subject = None;
     let answer = if !ctx.enough(&sys.cpu_busy) {
         Answer::Unknown
@@ -119,7 +151,7 @@ pub(crate) fn checkpoint_stall(
     let Some(write_median) = disks.write_median else {
         return NodeResult {
             answer: Answer::Unknown,
-            evidence: vec![ctx.ev("write_bytes_per_sec", None, None, "bytes/s", None)],
+            evidence: vec![ctx.ev(Metric::WriteRate, None, None, None)],
         };
     };
     let burst = th
@@ -152,11 +184,10 @@ pub(crate) fn checkpoint_stall(
     }
     let yes = aligned >= th.stall_min_dips && holds(aligned, dips, th.stall_aligned_fraction);
     let mut ev = ctx.ev(
-        "util_dips_aligned_with_write_bursts",
+        Metric::UtilDipsAtWriteBursts,
         None,
         Some(f64::from(aligned)),
-        "",
-        Some((">=", f64::from(th.stall_min_dips))),
+        Some((Comparison::Ge, f64::from(th.stall_min_dips))),
     );
     ev.samples = Some((aligned, dips));
     ev.detail = Some(format!(
@@ -191,7 +222,7 @@ pub(crate) fn classify(
         .node
         .evidence
         .iter()
-        .filter(|e| e.metric == "gpu_utilization_mean_pct")
+        .filter(|e| e.metric == Metric::GpuUtilizationMean)
         .filter_map(|e| {
             Some(format!(
                 "{} averages {:.0}% utilization",
@@ -302,11 +333,18 @@ pub(crate) fn classify(
             evidence.extend(r.evidence.iter().cloned());
         }
     }
+    // A persisting starvation keeps its start even when the branch's leaf moves.
+    let since_ms = match &subject {
+        Some(s) if ctx.held_since(rule, s).is_some() => ctx.since(rule, s),
+        _ if ctx.prev.is_some_and(|p| p.verdict.is_starvation()) => starved_since(ctx),
+        _ => ctx.now_ms,
+    };
     out.findings.push(Finding {
         rule,
         severity: Severity::Warning,
         confidence: conf,
         subject,
+        since_ms,
         evidence,
         suggestions: ids.into_iter().map(|id| id.with_why(why.clone())).collect(),
     });

@@ -1,6 +1,7 @@
 //! Small window statistics: quantiles by selection, running moments, and N-of-M tallies with
 //! hysteresis. Shared by every rule.
 
+use super::evidence::Comparison;
 use super::model::Severity;
 
 /// The `q` quantile (0..1, nearest rank below) of `values`, reordering them. `None` when empty.
@@ -88,10 +89,10 @@ impl Band {
             Dir::Below => v < level,
         }
     }
-    pub fn comparison(self) -> &'static str {
+    pub fn comparison(self) -> Comparison {
         match self.dir {
-            Dir::AtLeast => ">=",
-            Dir::Below => "<",
+            Dir::AtLeast => Comparison::Ge,
+            Dir::Below => Comparison::Lt,
         }
     }
 }

@@ -286,8 +286,12 @@ fn every_finding_has_evidence_and_suggestions_with_reasons() {
 #[test]
 fn window_and_time_come_from_the_frames() {
     let d = run(&window(60, |_, _| {}));
-    assert_eq!(d.window_s, 60.0);
-    assert_eq!(d.t_ms, T0_MS + 59_000);
+    assert_eq!(d.window_s, Some(60.0));
+    assert_eq!(d.t_ms, Some(T0_MS + 59_000));
+    assert_eq!(d.no_data, None);
+    let empty = run(&[]);
+    assert_eq!((empty.window_s, empty.t_ms), (None, None));
+    assert_eq!(empty.no_data, Some(NoDataCause::NoFrames));
     assert_eq!(d.severity.exit_code(), 0);
 }
 
@@ -301,9 +305,16 @@ fn steady_pressure_carries_exact_evidence() {
     );
     assert_eq!(f.confidence, 1.0);
     let e = &f.evidence[0];
-    assert_eq!(e.metric, "gpu_memory_used_pct");
-    assert_eq!(e.threshold, Some(90.0));
-    assert_eq!(e.comparison, ">=");
+    assert_eq!((e.metric, e.unit), (Metric::GpuMemoryUsed, Unit::Percent));
+    assert_eq!(
+        e.threshold,
+        Some(Threshold {
+            comparison: Comparison::Ge,
+            value: 90.0
+        })
+    );
+    assert_eq!(e.held, None, "a first diagnosis holds nothing");
+    assert_eq!(f.since_ms, T0_MS + 59_000, "first reported now");
     assert_eq!(e.samples, Some((60, 60)));
     assert!((e.value.unwrap_or(0.0) - 92.0).abs() < 1e-6);
     assert!(
@@ -329,7 +340,7 @@ fn growth_projects_time_to_oom() {
     assert!(
         f.evidence
             .iter()
-            .any(|e| e.metric == "gpu_memory_time_to_full_s")
+            .any(|e| e.metric == Metric::GpuMemoryTimeToFull)
     );
     assert!(
         f.suggestions[0].why.contains("full in ~10 min"),
@@ -386,6 +397,13 @@ fn gpu_lost_mid_window_is_unknown_with_the_error() {
         f.evidence[0].detail.as_deref(),
         Some("NVML_ERROR_GPU_IS_LOST")
     );
+    assert_eq!(
+        d.no_data,
+        Some(NoDataCause::GpuLost {
+            gpu: "gpu 0".to_owned(),
+            message: "NVML_ERROR_GPU_IS_LOST".to_owned()
+        })
+    );
 }
 
 #[test]
@@ -410,6 +428,18 @@ fn missing_host_stats_answer_unknown_not_healthy() {
     assert_eq!(path(&d).last(), Some(&(N::HostMemory, Unknown)));
     assert_eq!(d.verdict, Verdict::NoData);
     assert_eq!(d.severity, Severity::Unknown);
+    assert_eq!(
+        d.no_data,
+        Some(NoDataCause::NotRead {
+            node: N::HostMemory
+        })
+    );
+    // Two frames after start: too few to decide anything yet.
+    let d = run(&window(2, |_, _| {}));
+    assert_eq!(
+        d.no_data,
+        Some(NoDataCause::TooFewSamples { have: 2, need: 3 })
+    );
 }
 
 #[test]
@@ -441,9 +471,28 @@ fn a_held_verdict_needs_the_lower_level_to_clear() {
     let d = diagnose(&at(92.0, true), &th, Some(&pressed));
     assert_eq!(d.verdict, Verdict::GpuMemoryPressure);
     // 87%: below the 90% entry level but above the 85% clearing level.
-    let held = diagnose(&at(87.0, false), &th, Some(&pressed));
+    // Ten seconds later.
+    let mut later = at(87.0, false);
+    for f in &mut later {
+        f.t_ms += 10_000;
+    }
+    let held = diagnose(&later, &th, Some(&pressed));
     assert_eq!(held.verdict, Verdict::GpuMemoryPressure);
-    assert_eq!(held.path[0].evidence[0].threshold, Some(85.0));
+    let e = &held.path[0].evidence[0];
+    assert_eq!(e.threshold.map(|t| t.value), Some(85.0));
+    // It says so, with the level it entered at and since when (carried from `pressed`).
+    let since = pressed.findings[0].since_ms;
+    assert_eq!(
+        e.held,
+        Some(Held {
+            since_ms: since,
+            entered_at: 90.0,
+            clears_at: 85.0
+        })
+    );
+    assert_eq!(held.findings[0].since_ms, since);
+    assert_ne!(held.t_ms, Some(since), "carried over, not restarted");
+    assert_eq!(held.findings[0].evidence[0].held, e.held);
     // Without a previous verdict, 87% never enters.
     assert_eq!(run(&at(87.0, false)).verdict, Verdict::Healthy);
     // Below 85% it clears.
@@ -506,7 +555,7 @@ fn thresholds_from_partial_json_apply() {
     let th: Thresholds = serde_json::from_str(r#"{"gpu_mem_warn_pct": 60}"#).expect("valid");
     let d = diagnose(&window(60, |_, _| {}), &th, None);
     assert_eq!(d.verdict, Verdict::GpuMemoryPressure);
-    assert_eq!(d.path[0].evidence[0].threshold, Some(60.0));
+    assert_eq!(d.path[0].evidence[0].threshold.map(|t| t.value), Some(60.0));
 }
 
 #[test]
@@ -626,7 +675,7 @@ fn checkpoint_stall_counts_aligned_dips_exactly() {
         starved
             .evidence
             .iter()
-            .any(|e| e.metric == "gpu_utilization_cv")
+            .any(|e| e.metric == Metric::GpuUtilizationCv)
     );
 }
 
@@ -638,10 +687,19 @@ fn starvation_clears_with_hysteresis() {
     assert_eq!(starved.verdict, Verdict::GpuUnderutilized);
     // 53%: above the 50% entry level, below the 55% clearing level.
     assert_eq!(run(&at(53.0)).verdict, Verdict::Healthy);
+    let held = diagnose(&at(53.0), &th, Some(&starved));
+    assert_eq!(held.verdict, Verdict::GpuUnderutilized);
+    let mean = &held.path[1].evidence[0];
+    assert_eq!(mean.metric, Metric::GpuUtilizationMean);
     assert_eq!(
-        diagnose(&at(53.0), &th, Some(&starved)).verdict,
-        Verdict::GpuUnderutilized
+        mean.held,
+        Some(Held {
+            since_ms: starved.findings[0].since_ms,
+            entered_at: 50.0,
+            clears_at: 55.0
+        })
     );
+    assert_eq!(held.findings[0].since_ms, starved.findings[0].since_ms);
     assert_eq!(
         diagnose(&at(60.0), &th, Some(&starved)).verdict,
         Verdict::Healthy
@@ -708,6 +766,12 @@ fn nvml_failing_is_unknown_with_its_message() {
         Some("NVML_ERROR_UNKNOWN")
     );
     assert_eq!(rules(&d), vec![RuleId::GpuUnavailable]);
+    assert_eq!(
+        d.no_data,
+        Some(NoDataCause::NvmlFailed {
+            message: "NVML_ERROR_UNKNOWN".to_owned()
+        })
+    );
 }
 
 #[test]

@@ -1,103 +1,44 @@
-//! The readable report of `vramio check`: verdict, the path through the tree with its evidence,
-//! findings with their suggestions, and projections. (`--json` prints the `Diagnosis` itself.)
+//! The readable report of `vramio check`: verdict and reason, the path through the tree with its
+//! evidence, findings with their suggestions, and projections. Every sentence comes from
+//! `shared::diagnosis::words`, so it reads exactly as the page does. (`--json` prints the
+//! `Diagnosis` itself.)
+//!
+//! Times of day are written in UTC, marked as such: the report is pasted into tickets and logs
+//! read in other zones, and a one-shot check has no previous diagnosis, so it holds nothing by
+//! hysteresis and rarely needs one.
 
-use shared::diagnosis::{Answer, Diagnosis, Evidence, ProjectionKind, Severity};
+use shared::diagnosis::Diagnosis;
+use shared::diagnosis::words::{
+    self, Tz, answer_text, duration_text, evidence_text, order_findings, projection_text,
+    rule_text, severity_text, verdict_text,
+};
 use std::fmt::Write;
 
-/// One line of evidence: `gpu 0 memory_used 96.1 % >= 95 (58/60 samples, 60 s)`.
-pub fn evidence_line(e: &Evidence) -> String {
-    let mut s = String::new();
-    if let Some(subject) = &e.subject {
-        let _ = write!(s, "{subject} ");
-    }
-    s.push_str(&e.metric);
-    match e.value {
-        Some(v) => {
-            let _ = write!(
-                s,
-                " {}{}{}",
-                trim_num(v),
-                if e.unit.is_empty() { "" } else { " " },
-                e.unit
-            );
-        }
-        None => s.push_str(" (no data)"),
-    }
-    if let Some(t) = e.threshold {
-        let _ = write!(s, " {} {}", e.comparison, trim_num(t));
-    }
-    let mut extra = Vec::new();
-    if let Some((held, of)) = e.samples {
-        extra.push(format!("{held}/{of} samples"));
-    }
-    if e.window_s > 0.0 {
-        extra.push(format!("{} s window", trim_num(e.window_s)));
-    }
-    if !extra.is_empty() {
-        let _ = write!(s, " ({})", extra.join(", "));
-    }
-    if let Some(d) = &e.detail {
-        let _ = write!(s, ": {d}");
-    }
-    s
-}
-
-fn trim_num(v: f64) -> String {
-    if v.abs() >= 100.0 || v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_owned()
-    }
-}
-
-/// `~12 min`, `~3.5 h`.
-pub fn duration_text(seconds: f64) -> String {
-    if seconds < 90.0 {
-        format!("~{seconds:.0} s")
-    } else if seconds < 90.0 * 60.0 {
-        format!("~{:.0} min", seconds / 60.0)
-    } else if seconds < 48.0 * 3600.0 {
-        format!("~{:.1} h", seconds / 3600.0)
-    } else {
-        format!("~{:.1} d", seconds / 86400.0)
-    }
-}
-
-fn severity_word(s: Severity) -> &'static str {
-    match s {
-        Severity::Ok => "OK",
-        Severity::Warning => "WARNING",
-        Severity::Critical => "CRITICAL",
-        Severity::Unknown => "UNKNOWN",
-    }
-}
+/// The zone the report writes times of day in.
+pub const REPORT_TZ: Tz = Tz::UTC;
 
 /// The whole report.
 pub fn render(d: &Diagnosis, host: &str, frames: usize, notes: &[String]) -> String {
+    let tz = REPORT_TZ;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "vramio check: {} - {} (host {host}, {frames} frames over {} s)",
-        severity_word(d.severity),
+        "vramio check: {} - {} ({}; host {host}, {frames} frames over {})",
+        severity_text(d.severity).to_uppercase(),
+        verdict_text(d.verdict),
         d.verdict.id(),
-        trim_num(d.window_s)
+        d.window_s
+            .map_or_else(|| words::DASH.to_owned(), duration_text)
     );
+    let _ = writeln!(out, "{}", words::reason(d, tz));
     for n in notes {
         let _ = writeln!(out, "note: {n}");
     }
     let _ = writeln!(out, "\nPath through the decision tree:");
     for node in &d.path {
-        let answer = match node.answer {
-            Answer::Yes => "yes",
-            Answer::No => "no",
-            Answer::Unknown => "unknown",
-        };
-        let _ = writeln!(out, "  {} -> {answer}", node.question);
+        let _ = writeln!(out, "  {} -> {}", node.question, answer_text(node.answer));
         for e in &node.evidence {
-            let _ = writeln!(out, "      {}", evidence_line(e));
+            let _ = writeln!(out, "      {}", evidence_text(e, tz));
         }
     }
     if d.findings.is_empty() {
@@ -105,12 +46,12 @@ pub fn render(d: &Diagnosis, host: &str, frames: usize, notes: &[String]) -> Str
     } else {
         let _ = writeln!(out, "\nFindings:");
     }
-    for f in &d.findings {
+    for f in order_findings(&d.findings, d.verdict) {
         let _ = writeln!(
             out,
-            "  [{}] {:?}{} (confidence {:.0}%)",
-            severity_word(f.severity).to_lowercase(),
-            f.rule,
+            "  [{}] {}{} (confidence {:.0}%)",
+            severity_text(f.severity),
+            rule_text(f.rule),
             f.subject
                 .as_deref()
                 .map(|s| format!(" on {s}"))
@@ -118,7 +59,7 @@ pub fn render(d: &Diagnosis, host: &str, frames: usize, notes: &[String]) -> Str
             f.confidence * 100.0
         );
         for e in &f.evidence {
-            let _ = writeln!(out, "      evidence: {}", evidence_line(e));
+            let _ = writeln!(out, "      evidence: {}", evidence_text(e, tz));
         }
         for s in &f.suggestions {
             let _ = writeln!(out, "      -> {}", s.title);
@@ -132,15 +73,11 @@ pub fn render(d: &Diagnosis, host: &str, frames: usize, notes: &[String]) -> Str
     if !d.projections.is_empty() {
         let _ = writeln!(out, "\nProjections:");
         for p in &d.projections {
-            let what = match p.kind {
-                ProjectionKind::TimeToFullGpuMemory => "GPU memory full",
-                ProjectionKind::TimeToFullDisk => "disk full",
-            };
             let _ = writeln!(
                 out,
-                "  {}: {what} in {}",
+                "  {}: {}",
                 p.subject,
-                duration_text(p.seconds)
+                projection_text(p.kind, p.seconds)
             );
         }
     }
@@ -150,50 +87,77 @@ pub fn render(d: &Diagnosis, host: &str, frames: usize, notes: &[String]) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shared::diagnosis::{NoDataCause, Thresholds, diagnose};
+    use shared::{Bytes, Frame, Gpu, GpuMemory, GpuState, NvmlStatus, Percent};
 
-    #[test]
-    fn evidence_reads_like_a_sentence() {
-        let e = Evidence {
-            metric: "memory_used".into(),
-            subject: Some("gpu 0".into()),
-            value: Some(96.1),
-            unit: "%".into(),
-            threshold: Some(95.0),
-            comparison: ">=".into(),
-            window_s: 60.0,
-            samples: Some((58, 60)),
-            detail: None,
-        };
-        assert_eq!(
-            evidence_line(&e),
-            "gpu 0 memory_used 96.1 % >= 95 (58/60 samples, 60 s window)"
-        );
-        let missing = Evidence {
-            value: None,
-            samples: None,
-            window_s: 0.0,
-            ..e
-        };
-        assert_eq!(evidence_line(&missing), "gpu 0 memory_used (no data) >= 95");
+    /// `n` frames of one GPU at 97% memory, 95% busy.
+    fn pressed(n: u64) -> Vec<Frame> {
+        (0..n)
+            .map(|i| {
+                let mut f = Frame::empty("h", i, 1_764_504_000_000 + i * 1000, 1000);
+                let mut g = Gpu::unread(0, "GPU-0".into(), "H100".into(), GpuState::Ok);
+                g.memory = Some(GpuMemory {
+                    total_bytes: Bytes(100 << 30),
+                    used_bytes: Bytes(97 << 30),
+                    reserved_bytes: Bytes(0),
+                    free_bytes: Bytes(3 << 30),
+                });
+                g.utilization_gpu_pct = Some(Percent(95.0));
+                f.gpus = vec![g];
+                f
+            })
+            .collect()
     }
 
     #[test]
-    fn durations_pick_a_unit() {
-        assert_eq!(duration_text(42.0), "~42 s");
-        assert_eq!(duration_text(720.0), "~12 min");
-        assert_eq!(duration_text(3.5 * 3600.0), "~3.5 h");
-        assert_eq!(duration_text(3.0 * 86400.0), "~3.0 d");
-    }
-
-    #[test]
-    fn report_names_verdict_path_and_findings() {
-        let d = shared::diagnosis::diagnose(&[], &Default::default(), None);
-        let text = render(&d, "h", 0, &["line 3: bad".into()]);
+    fn every_evidence_line_is_the_shared_sentence() {
+        let d = diagnose(&pressed(10), &Thresholds::default(), None);
+        let text = render(&d, "h", 10, &[]);
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for e in d.path.iter().flat_map(|n| &n.evidence) {
+            let want = evidence_text(e, REPORT_TZ);
+            assert!(lines.contains(&want.as_str()), "{want}\n{text}");
+        }
+        for e in d.findings.iter().flat_map(|f| &f.evidence) {
+            let want = format!("evidence: {}", evidence_text(e, REPORT_TZ));
+            assert!(lines.contains(&want.as_str()), "{want}\n{text}");
+        }
         assert!(
-            text.starts_with("vramio check: UNKNOWN - no_data (host h, 0 frames"),
+            text.starts_with(
+                "vramio check: CRITICAL - GPU memory pressure (gpu_memory_pressure; host h, \
+                 10 frames over 10 s)\ngpu 0 memory used 97% ≥ 90% in 10/10 samples over 10 s\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("[critical] GPU memory pressure on gpu 0 (confidence 100%)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn no_data_names_its_cause() {
+        let mut frames = pressed(3);
+        for f in &mut frames {
+            f.nvml = NvmlStatus::NoDriver {
+                message: "libnvidia-ml.so.1: cannot open shared object file".into(),
+            };
+            f.gpus.clear();
+        }
+        let d = diagnose(&frames, &Thresholds::default(), None);
+        assert!(matches!(d.no_data, Some(NoDataCause::NoDriver { .. })));
+        let text = render(&d, "h", 3, &["line 3: bad".into()]);
+        assert!(
+            text.starts_with("vramio check: UNKNOWN - No data (no_data; host h, 3 frames over 3 s)\nno NVIDIA driver: libnvidia-ml.so.1"),
             "{text}"
         );
         assert!(text.contains("note: line 3: bad"));
         assert!(text.contains("Path through the decision tree:"));
+        let empty = diagnose(&[], &Thresholds::default(), None);
+        assert!(
+            render(&empty, "h", 0, &[]).contains("0 frames over —)\nno frames in the window"),
+            "{}",
+            render(&empty, "h", 0, &[])
+        );
     }
 }
