@@ -99,7 +99,7 @@ mod tests {
                 g.memory = Some(GpuMemory {
                     total_bytes: Bytes(100 << 30),
                     used_bytes: Bytes(97 << 30),
-                    reserved_bytes: Bytes(0),
+                    reserved_bytes: Some(Bytes(0)),
                     free_bytes: Bytes(3 << 30),
                 });
                 g.utilization_gpu_pct = Some(Percent(95.0));
