@@ -26,7 +26,7 @@ impl<'a> Ctx<'a> {
         let (t0_ms, window_s) = match (frames.first(), frames.last()) {
             (Some(a), Some(b)) => (
                 a.t_ms,
-                (b.t_ms.saturating_sub(a.t_ms) + b.interval_ms) as f64 / 1000.0,
+                b.t_ms.saturating_sub(a.t_ms).saturating_add(b.interval_ms) as f64 / 1000.0,
             ),
             _ => (0, 0.0),
         };
