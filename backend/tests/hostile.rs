@@ -77,3 +77,27 @@ fn a_hostile_recording_gets_a_verdict_not_a_panic() {
         assert!(r.stdout.contains("vramio check"), "{}", r.stdout);
     }
 }
+
+#[test]
+fn a_recording_with_no_frames_reports_no_data_in_the_usual_shape() {
+    let dir = std::env::temp_dir().join(format!("vramio-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let empty = dir.join("empty.ndjson");
+    std::fs::write(&empty, "not a frame\n").expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_vramio"))
+        .args(["check", "--json", "--from"])
+        .arg(&empty)
+        .output()
+        .expect("run vramio");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(3), "unknown");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let d: Result<shared::diagnosis::Diagnosis, _> = serde_json::from_str(&stdout);
+    let d = d.unwrap_or_else(|e| panic!("not a diagnosis ({e}): {stdout}"));
+    assert_eq!(d.verdict, shared::diagnosis::Verdict::NoData);
+    let v: Value = serde_json::from_str(&stdout).expect("json");
+    assert!(
+        v["error"].as_str().is_some_and(|e| e.contains("no frames")),
+        "{v}"
+    );
+}
