@@ -1,6 +1,7 @@
 //! A loop-mounted ext4 for tests that need a real block device under a path: made with
 //! `mkfs.ext4` and `mount -o loop` (root, loop devices and e2fsprogs, which `.ci/run` installs),
-//! unmounted and removed when dropped. Include with `#[path = "common/loop_mount.rs"] mod loop_mount;`.
+//! unmounted and removed when dropped. Include with
+//! `#[path = "common/loop_mount.rs"] mod loop_mount;`.
 #![allow(dead_code, reason = "each test file uses the helpers it needs")]
 
 use std::path::PathBuf;
