@@ -91,7 +91,7 @@ fn fan_out(c: &mut Criterion) {
             Duration::from_secs(1),
             HubConfig::for_interval(Duration::from_secs(1)),
         );
-        let mut receivers: Vec<_> = (0..viewers).map(|_| hub.subscribe()).collect();
+        let mut receivers: Vec<_> = (0..viewers).map(|_| hub.subscribe().frames).collect();
         group.bench_with_input(BenchmarkId::from_parameter(viewers), &viewers, |b, _| {
             b.iter(|| {
                 hub.publish(frame.clone()).expect("encode");

@@ -7,8 +7,11 @@
 mod direct_io;
 #[path = "common/fake_nvml.rs"]
 mod fake_nvml;
+#[path = "common/loop_mount.rs"]
+mod loop_mount;
 
 use direct_io::{AlignedBuf, o_direct};
+use loop_mount::loop_mount;
 use serde_json::Value;
 use shared::diagnosis::Diagnosis;
 use shared::diagnosis::words::{Tz, evidence_text, reason};
@@ -317,47 +320,10 @@ fn gpu_underutilized() {
     assert_eq!(r.code, 1, "{}", explain(&r));
 }
 
-/// A loop-mounted ext4 of 64 MiB, unmounted and removed when dropped.
-struct LoopMount {
-    dir: PathBuf,
-    image: PathBuf,
-}
-
-impl Drop for LoopMount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.dir).status();
-        let _ = std::fs::remove_dir(&self.dir);
-        let _ = std::fs::remove_file(&self.image);
-    }
-}
-
-fn loop_mount() -> LoopMount {
-    let base = std::env::temp_dir().join(format!("vramio-loop-{}", std::process::id()));
-    let image = base.with_extension("img");
-    let dir = base.with_extension("mnt");
-    std::fs::create_dir_all(&dir).expect("mount point");
-    let f = std::fs::File::create(&image).expect("image");
-    f.set_len(64 * MIB).expect("size image");
-    let m = LoopMount { dir, image };
-    let ok = |c: &mut Command| c.status().map(|s| s.success()).unwrap_or(false);
-    assert!(
-        ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&m.image)),
-        "mkfs.ext4 failed (needs e2fsprogs)"
-    );
-    assert!(
-        ok(Command::new("mount")
-            .args(["-o", "loop"])
-            .arg(&m.image)
-            .arg(&m.dir)),
-        "loop mount failed (needs root and loop devices)"
-    );
-    m
-}
-
 #[test]
 fn disk_space_risk_on_a_loop_mounted_ext4_filled_to_96_percent() {
     let _m = machine();
-    let mnt = loop_mount();
+    let mnt = loop_mount("loop", 64 * MIB);
     let st = rustix::fs::statvfs(&mnt.dir).expect("statvfs");
     let used = (st.f_blocks - st.f_bfree) * st.f_frsize;
     let avail = st.f_bavail * st.f_frsize;

@@ -1,115 +1,21 @@
 //! The `/ws` protocol end to end: a real server on port 0, real tokio-tungstenite clients, frames
 //! published straight into the hub (no sampler), so every assertion is about the session.
 
+#[path = "common/ws_client.rs"]
+mod ws_client;
+
 use futures_util::{SinkExt, StreamExt};
-use shared::{ErrorCode, Frame, Mount, MountKind, ServerMsg};
+use shared::{ErrorCode, ServerMsg};
 use std::time::Duration;
-use tokio::net::TcpStream;
+use tokio_tungstenite::connect_async;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
 use vramio::http::{AppState, app};
 use vramio::hub::{Hub, HubConfig};
-
-type Client = WebSocketStream<MaybeTlsStream<TcpStream>>;
-
-struct Server {
-    addr: std::net::SocketAddr,
-    hub: Hub,
-    state: AppState,
-}
-
-async fn server(config: HubConfig) -> Server {
-    server_with(Hub::new("testhost", Duration::from_secs(1), config)).await
-}
-
-async fn server_with(hub: Hub) -> Server {
-    let state = AppState::new(hub.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind port 0");
-    let addr = listener.local_addr().expect("addr");
-    let router = app(state.clone());
-    tokio::spawn(async move {
-        axum::serve(listener, router).await.expect("serve");
-    });
-    Server { addr, hub, state }
-}
-
-fn default_config() -> HubConfig {
-    HubConfig::for_interval(Duration::from_secs(1))
-}
-
-fn frame(t: u64) -> Frame {
-    Frame::empty("testhost", 0, 1_700_000_000_000 + t, 1000)
-}
-
-/// A frame of roughly `kib` KiB, to fill socket buffers quickly.
-fn big_frame(t: u64, kib: usize) -> Frame {
-    let mut f = frame(t);
-    for i in 0..kib * 4 {
-        f.mounts.push(Mount {
-            mount_point: format!("/data/volume-{i:0>160}"),
-            device: "/dev/nvme0n1p1".into(),
-            fs_type: "ext4".into(),
-            kind: MountKind::LocalNvme,
-            total_bytes: shared::Bytes(1 << 40),
-            used_bytes: shared::Bytes(1 << 39),
-            available_bytes: shared::Bytes(1 << 39),
-            inodes_total: None,
-            inodes_used: None,
-            read_only: false,
-        });
-    }
-    f
-}
-
-async fn connect(addr: std::net::SocketAddr, query: &str) -> Client {
-    let (ws, _) = connect_async(format!("ws://{addr}/ws{query}"))
-        .await
-        .expect("websocket handshake");
-    ws
-}
-
-async fn next_msg(ws: &mut Client) -> ServerMsg {
-    loop {
-        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("a message within 10 s")
-            .expect("stream open")
-            .expect("valid websocket message");
-        match msg {
-            Message::Text(t) => {
-                return serde_json::from_str(t.as_str())
-                    .unwrap_or_else(|e| panic!("server sent invalid JSON ({e}): {t}"));
-            }
-            Message::Ping(_) | Message::Pong(_) => continue,
-            other => panic!("unexpected websocket message {other:?}"),
-        }
-    }
-}
-
-/// Reads messages until `want` frames (live or backfilled) have arrived; returns their seqs.
-async fn collect_frames(ws: &mut Client, want: usize) -> Vec<u64> {
-    let mut seqs = Vec::new();
-    while seqs.len() < want {
-        match next_msg(ws).await {
-            ServerMsg::Backfill { frames, .. } => seqs.extend(frames.iter().map(|f| f.seq)),
-            ServerMsg::Frame { frame } => seqs.push(frame.seq),
-            ServerMsg::HostStatus { .. } => {}
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-    seqs
-}
-
-async fn subscribe(ws: &mut Client, since: Option<u64>) {
-    let text = match since {
-        Some(s) => format!(r#"{{"type":"subscribe","since_seq":{s}}}"#),
-        None => r#"{"type":"subscribe"}"#.to_owned(),
-    };
-    ws.send(Message::text(text)).await.expect("send subscribe");
-}
+use ws_client::{
+    Client, collect_frames, connect, default_config, frame, next_msg, server, server_with,
+    subscribe,
+};
 
 #[tokio::test]
 async fn hello_first_then_backfill_then_live_with_increasing_seq() {
@@ -190,81 +96,6 @@ async fn reconnect_with_since_seq_gets_exactly_the_missed_frames() {
         ServerMsg::Hello { .. }
     ));
     assert_eq!(collect_frames(&mut via_url, 2).await, vec![9, 10]);
-}
-
-#[tokio::test]
-async fn a_client_that_stops_reading_lags_while_others_are_unaffected() {
-    let s = server(HubConfig {
-        history_frames: 50,
-        channel_capacity: 8,
-        first_seq: 1,
-    })
-    .await;
-    let mut slow = connect(s.addr, "").await;
-    assert!(matches!(next_msg(&mut slow).await, ServerMsg::Hello { .. }));
-    subscribe(&mut slow, None).await;
-    let mut fast = connect(s.addr, "").await;
-    assert!(matches!(next_msg(&mut fast).await, ServerMsg::Hello { .. }));
-    subscribe(&mut fast, None).await;
-    // Let both sessions finish their (empty) backfill.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-
-    const FRAMES: u64 = 1500;
-    let reader = tokio::spawn(async move {
-        let mut seqs = Vec::new();
-        let mut lagged = 0;
-        while seqs.len() < FRAMES as usize {
-            match next_msg(&mut fast).await {
-                ServerMsg::Frame { frame } => seqs.push(frame.seq),
-                ServerMsg::Lagged { .. } => lagged += 1,
-                _ => {}
-            }
-        }
-        (seqs, lagged)
-    });
-    // ~30 MB in total: far more than the slow client's socket buffers can hold.
-    let template = big_frame(0, 20);
-    for t in 0..FRAMES {
-        let mut f = template.clone();
-        f.t_ms += t;
-        s.hub.publish(f).expect("publish");
-        if t % 4 == 0 {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    }
-    let (fast_seqs, fast_lagged) = tokio::time::timeout(Duration::from_secs(60), reader)
-        .await
-        .expect("the reading client keeps up")
-        .expect("reader task");
-    assert_eq!(fast_lagged, 0, "a reading client must not lag");
-    assert_eq!(fast_seqs, (1..=FRAMES).collect::<Vec<u64>>());
-    assert!(s.hub.history_len() <= 50, "history stays bounded");
-
-    // Now the slow client reads: it was told it lagged, and what it got is still in order.
-    let mut lagged_total = 0;
-    let mut got = Vec::new();
-    loop {
-        match next_msg(&mut slow).await {
-            ServerMsg::Frame { frame } => {
-                got.push(frame.seq);
-                if frame.seq == FRAMES {
-                    break;
-                }
-            }
-            ServerMsg::Lagged { skipped } => lagged_total += skipped,
-            _ => {}
-        }
-    }
-    assert!(lagged_total > 0, "the slow client must get `lagged`");
-    assert!(
-        got.windows(2).all(|w| w[0] < w[1]),
-        "seq strictly increases"
-    );
-    assert_eq!(
-        got.len() as u64 + lagged_total,
-        FRAMES,
-        "every frame is either sent or counted as skipped"
-    );
 }
 
 #[tokio::test]

@@ -363,8 +363,9 @@ impl GpuMemory {
 impl Mount {
     /// Used share as `df` shows it: used / (used + available to non-root).
     pub fn used_pct(&self) -> Option<Percent> {
-        self.used_bytes
-            .percent_of(Bytes(self.used_bytes.0 + self.available_bytes.0))
+        self.used_bytes.percent_of(Bytes(
+            self.used_bytes.0.saturating_add(self.available_bytes.0),
+        ))
     }
     pub fn inodes_used_pct(&self) -> Option<Percent> {
         match (self.inodes_used, self.inodes_total) {

@@ -198,6 +198,8 @@ fn dist() -> Result<()> {
 
 fn test(extra: &[String]) -> Result<()> {
     let t0 = Instant::now();
+    let dist = root().join("frontend/dist");
+    let had_bundle_dir = dist.exists();
     step("cargo fmt --check", || {
         let mut c = cargo();
         c.args(["fmt", "--all", "--", "--check"]);
@@ -215,6 +217,17 @@ fn test(extra: &[String]) -> Result<()> {
             "warnings",
         ]);
         status(c)
+    })?;
+    // Clippy ran the backend's build script: it must not have made `frontend/dist` (only
+    // `bundle` writes there; rust-embed compiles without it).
+    step("the build leaves the source tree alone", || {
+        if !had_bundle_dir && dist.exists() {
+            bail!(
+                "{} appeared during the native build: a build script writes into the source tree",
+                dist.display()
+            );
+        }
+        Ok(())
     })?;
     ensure_wasm_target()?;
     step("clippy (wasm32 frontend)", || {

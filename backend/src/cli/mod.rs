@@ -111,9 +111,45 @@ fn record(args: RecordArgs) -> anyhow::Result<()> {
 }
 
 fn schema() -> anyhow::Result<()> {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&shared::schema::wire_schema()).unwrap_or_default()
-    );
-    Ok(())
+    write_schema(&mut std::io::stdout().lock())
+}
+
+/// Writes the wire schema as pretty JSON; an encoding or write failure (a closed pipe) is an
+/// error, never an empty or half document with exit 0.
+fn write_schema(out: &mut impl std::io::Write) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let text = serde_json::to_string_pretty(&shared::schema::wire_schema())
+        .context("cannot encode the schema")?;
+    writeln!(out, "{text}").context("cannot write the schema")?;
+    out.flush().context("cannot write the schema")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sink that refuses every byte, like a pipe whose reader has gone.
+    struct Closed;
+
+    impl std::io::Write for Closed {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+    }
+
+    #[test]
+    fn schema_writes_json_and_reports_a_failed_write() {
+        let mut out = Vec::new();
+        write_schema(&mut out).expect("writes");
+        let v: serde_json::Value = serde_json::from_slice(&out).expect("json");
+        assert!(v["frame"].is_object());
+        let e = write_schema(&mut Closed).expect_err("a closed pipe is an error");
+        assert!(
+            format!("{e:#}").contains("cannot write the schema"),
+            "{e:#}"
+        );
+    }
 }

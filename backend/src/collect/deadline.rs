@@ -1,7 +1,7 @@
-//! [`DeadlineReader`]: a blocking reader on a thread of its own, asked for one reading at a time and waited
-//! for until a deadline. Used for the sources that can hang (NVML, statvfs of network mounts): a
-//! hung call blocks only its worker, which answers "busy" until it returns, and no second request
-//! is queued behind it.
+//! [`DeadlineReader`]: a blocking reader on a thread of its own, asked for one reading at a time
+//! and waited for until a deadline. Used for the sources that can hang (NVML, calls on mounts not
+//! known to be local): a hung call blocks only its worker, which answers "busy" until it returns,
+//! and no second request is queued behind it.
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant};

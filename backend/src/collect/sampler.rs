@@ -1,10 +1,10 @@
 //! The sampler: one tick per interval, reading every source and publishing a `Frame` to the hub.
 //!
-//! Runs on its own OS thread, never on the async runtime. Sources that can hang (NVML, statvfs on
-//! a dead network mount) each run on a worker thread of their own and are waited for only until
-//! the tick's deadline: a slow or hung source is reported in the frame's `errors` (GPUs keep their
-//! identity with no readings, mounts their last values, named as such), while the fast /proc
-//! sources still arrive on time. Each source's cost is timed and carried in the frame.
+//! Runs on its own OS thread, never on the async runtime. Sources that can hang (NVML, the mount
+//! table behind a dead file server) each run on a worker thread of their own and are waited for
+//! only until the tick's deadline: a slow or hung source is reported in the frame's `errors` (GPUs
+//! keep their identity with no readings, mounts their last values, named as such), while the fast
+//! /proc sources still arrive on time. Each source's cost is timed and carried in the frame.
 
 use super::deadline::{DeadlineReader, Polled};
 use super::sources::{BlockSource, GpuReading, Reading, SourceFailure, Sources, SystemSource};

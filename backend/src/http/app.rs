@@ -26,8 +26,10 @@ use tower_http::set_header::SetResponseHeaderLayer;
 /// Largest WebSocket message the server buffers from a client (the protocol's own limit,
 /// `MAX_CLIENT_MESSAGE_BYTES`, is enforced by the session with close code 1009).
 const WS_READ_LIMIT: usize = 64 * 1024;
-/// Bytes queued towards one client before `send` waits (then the session lags instead).
-const WS_WRITE_BUFFER: usize = 256 * 1024;
+/// Most bytes tungstenite queues towards one client; a single message larger than this is refused
+/// (the session ends), so backfills are chunked below it. A slow client makes `send` wait on the
+/// flush, and the session lags behind the hub instead.
+pub(crate) const WS_WRITE_BUFFER: usize = 256 * 1024;
 
 /// Script, style and socket from this origin only; `wasm-unsafe-eval` lets the bundle compile.
 const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \

@@ -4,8 +4,9 @@
 //! handler in [`super::app`] only splits the socket. Order: `hello`, then `backfill` after the client's
 //! `since_seq` (taken from the URL, or from a `subscribe` sent within [`FIRST_MESSAGE_WAIT`]), then
 //! `host_status` and the current `diagnosis`, then live `frame`s and each new `diagnosis`.
-//! Falling behind yields `lagged { skipped }` and the stream goes on; bad client messages get
-//! `error`; oversized ones close the socket with 1009.
+//! Falling behind the hub's channel is caught up from the history ring (as `backfill`), and
+//! `lagged { skipped }` counts only the frames the ring no longer holds; the stream goes on. Bad
+//! client messages get `error`; oversized ones close the socket with 1009.
 
 use crate::hub::{Entry, Hub};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
@@ -24,8 +25,12 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long past the hub's staleness limit a session looks again, so the hub already calls the
 /// host stale when it does.
 const STALE_MARGIN: Duration = Duration::from_millis(50);
-/// Frames per `backfill` message, so one message stays a few hundred KiB.
+/// Most frames per `backfill` message.
 pub const BACKFILL_CHUNK: usize = 120;
+/// Most bytes of frames per `backfill` message (a single larger frame still goes alone). Half the
+/// socket's write-buffer limit ([`super::app::WS_WRITE_BUFFER`]): tungstenite refuses a message
+/// larger than that limit outright, which would end the session.
+pub const BACKFILL_CHUNK_BYTES: usize = super::app::WS_WRITE_BUFFER / 2;
 
 /// RFC 6455 close codes used here.
 const CLOSE_GOING_AWAY: u16 = 1001;
@@ -53,7 +58,8 @@ pub struct SessionParams {
 struct Session<S> {
     sink: S,
     hub: Hub,
-    /// Highest seq sent to this client.
+    /// Highest seq sent to this client, or (before any) the seq just before the first frame
+    /// this session could have seen: every frame up to it is accounted for.
     cursor: u64,
     reported_state: Option<HostState>,
 }
@@ -86,7 +92,9 @@ where
         return Ended::WriteFailed;
     }
     // Subscribe before reading history so no frame falls between the two.
-    let mut rx = hub.subscribe();
+    let subscription = hub.subscribe();
+    let mut rx = subscription.frames;
+    s.cursor = subscription.next_seq.saturating_sub(1);
     let mut diagnoses = hub.watch_diagnosis();
     let mut diagnoses_open = true;
 
@@ -137,7 +145,7 @@ where
                         failed => failed,
                     }
                 }
-                Err(RecvError::Lagged(skipped)) => s.send_msg(&ServerMsg::Lagged { skipped }).await,
+                Err(RecvError::Lagged(_)) => s.catch_up().await,
                 Err(RecvError::Closed) => Err(Ended::ServerShutdown),
             },
             incoming = stream.next() => match incoming {
@@ -264,9 +272,31 @@ impl<S: Sink<Message> + Unpin> Session<S> {
         let newest = self.hub.latest().map(|e| e.seq);
         let since = since.filter(|s| newest.is_some_and(|n| *s <= n));
         let entries: Vec<Arc<Entry>> = self.hub.history_after(since);
+        self.send_backfill(&entries).await?;
+        let last = entries.last().map(|e| e.seq);
+        self.cursor = last.or(since).unwrap_or(self.cursor);
+        self.report_state().await
+    }
+
+    /// `entries` as `backfill` messages of at most [`BACKFILL_CHUNK`] frames and
+    /// [`BACKFILL_CHUNK_BYTES`] bytes of them.
+    async fn send_backfill(&mut self, entries: &[Arc<Entry>]) -> Result<(), Ended> {
         let host_json = serde_json::to_string(self.hub.host()).map_err(|_| Ended::WriteFailed)?;
-        for chunk in entries.chunks(BACKFILL_CHUNK) {
-            let mut text = String::with_capacity(chunk.len() * 4096);
+        let mut rest = entries;
+        while !rest.is_empty() {
+            let mut bytes = 0;
+            let take = rest
+                .iter()
+                .take(BACKFILL_CHUNK)
+                .take_while(|e| {
+                    bytes += e.frame_json().len() + 1;
+                    bytes <= BACKFILL_CHUNK_BYTES
+                })
+                .count()
+                .max(1);
+            let (chunk, after) = rest.split_at(take);
+            rest = after;
+            let mut text = String::with_capacity(bytes.min(BACKFILL_CHUNK_BYTES) + 64);
             text.push_str(r#"{"type":"backfill","host":"#);
             text.push_str(&host_json);
             text.push_str(r#","frames":["#);
@@ -279,9 +309,26 @@ impl<S: Sink<Message> + Unpin> Session<S> {
             text.push_str("]}");
             self.send(Message::Text(text.into())).await?;
         }
-        let last = entries.last().map(|e| e.seq);
-        self.cursor = last.or(since).unwrap_or(0);
-        self.report_state().await
+        Ok(())
+    }
+
+    /// After the channel dropped frames for this session: sends `lagged` for those the ring no
+    /// longer holds either, then backfills the rest. Frames still queued in the channel that this
+    /// sends now are skipped when they come (their seq is not above the cursor).
+    async fn catch_up(&mut self) -> Result<(), Ended> {
+        let held = self.hub.history_after(Some(self.cursor));
+        let Some(first) = held.first().map(|e| e.seq) else {
+            return Ok(());
+        };
+        let lost = first.saturating_sub(self.cursor.saturating_add(1));
+        if lost > 0 {
+            self.send_msg(&ServerMsg::Lagged { skipped: lost }).await?;
+        }
+        self.send_backfill(&held).await?;
+        if let Some(last) = held.last() {
+            self.cursor = last.seq;
+        }
+        Ok(())
     }
 
     /// Sends `host_status` when the host's state differs from what this client was last told.

@@ -6,7 +6,9 @@
 //! at least every [`RESEND_EVERY`] so evidence figures stay fresh on the page.
 
 use shared::Frame;
-use shared::diagnosis::{Diagnosis, Thresholds, diagnose};
+use shared::diagnosis::{
+    Answer, Diagnosis, NodeId, RuleId, Severity, Thresholds, Verdict, diagnose,
+};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -15,19 +17,30 @@ pub const DEFAULT_WINDOW: Duration = Duration::from_secs(60);
 /// A diagnosis is re-sent at least this often even when nothing changed.
 pub const RESEND_EVERY: Duration = Duration::from_secs(5);
 
-/// What identifies a diagnosis for "did it change": everything but the evidence figures.
+/// What identifies a diagnosis for "did it change": everything but the evidence figures (values,
+/// confidence, window, projections), which move every tick.
 #[derive(Debug, PartialEq, Eq)]
-struct Signature(String);
+struct Signature {
+    verdict: Verdict,
+    severity: Severity,
+    path: Vec<(NodeId, Answer)>,
+    findings: Vec<(RuleId, Option<String>, Severity)>,
+    /// Why there is no data: a cause that changes (no driver, then a GPU lost) is news.
+    no_data: Option<std::mem::Discriminant<shared::diagnosis::NoDataCause>>,
+}
 
 fn signature(d: &Diagnosis) -> Signature {
-    let mut s = format!("{:?}/{:?}", d.verdict, d.severity);
-    for n in &d.path {
-        s.push_str(&format!("|{:?}={:?}", n.node, n.answer));
+    Signature {
+        verdict: d.verdict,
+        severity: d.severity,
+        path: d.path.iter().map(|n| (n.node, n.answer)).collect(),
+        no_data: d.no_data.as_ref().map(std::mem::discriminant),
+        findings: d
+            .findings
+            .iter()
+            .map(|f| (f.rule, f.subject.clone(), f.severity))
+            .collect(),
     }
-    for f in &d.findings {
-        s.push_str(&format!("|{:?}:{:?}:{:?}", f.rule, f.subject, f.severity));
-    }
-    Signature(s)
 }
 
 pub struct Diagnoser {
@@ -125,6 +138,40 @@ mod tests {
             d.observe(frame(100_000));
         }
         assert_eq!(d.window_len(), 12);
+    }
+
+    #[test]
+    fn the_signature_ignores_figures_and_sees_every_decision() {
+        let base =
+            shared::diagnosis::diagnose(&[frame(0), frame(1000)], &Thresholds::default(), None);
+        let mut figures = base.clone();
+        figures.window_s = figures.window_s.map(|w| w + 1.0);
+        figures.t_ms = figures.t_ms.map(|t| t + 1000);
+        for n in &mut figures.path {
+            for e in &mut n.evidence {
+                e.value = e.value.map(|v| v + 1.0);
+            }
+        }
+        assert_eq!(
+            signature(&figures),
+            signature(&base),
+            "figures alone are no change"
+        );
+
+        let mut verdict = base.clone();
+        verdict.verdict = Verdict::InputBoundDisk;
+        assert_ne!(signature(&verdict), signature(&base));
+        let mut severity = base.clone();
+        severity.severity = Severity::Critical;
+        assert_ne!(signature(&severity), signature(&base));
+        let mut answer = base.clone();
+        if let Some(n) = answer.path.first_mut() {
+            n.answer = match n.answer {
+                Answer::Yes => Answer::No,
+                _ => Answer::Yes,
+            };
+        }
+        assert_ne!(signature(&answer), signature(&base));
     }
 
     #[test]

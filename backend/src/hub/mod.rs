@@ -4,8 +4,12 @@
 //! It assigns each frame its `seq`, encodes it to JSON exactly once, keeps the latest frame and a
 //! bounded history ring (backfill and gap-free resume), and fans frames out through a
 //! `tokio::sync::broadcast` channel. [`Hub::publish`] never waits for a viewer: a slow session lags
-//! behind in the channel and is told so (`lagged`), while memory stays bounded by the channel and
-//! ring capacities.
+//! behind in the channel and catches up from the ring, while memory stays bounded by the channel
+//! and ring capacities.
+//!
+//! Two locks: publishers take turns on `publishing` (seq order = ring order = broadcast order)
+//! and encode while holding only that one; the `state` lock, which every session takes to
+//! subscribe or read history, is held just to push the encoded entry and broadcast it.
 
 pub mod diagnoser;
 
@@ -13,6 +17,7 @@ use axum::extract::ws::Utf8Bytes;
 use shared::diagnosis::Diagnosis;
 use shared::window::Ring;
 use shared::{Frame, HostState};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
@@ -118,13 +123,50 @@ struct Inner {
     interval: Duration,
     tx: broadcast::Sender<Arc<Entry>>,
     diagnosis: watch::Sender<Option<Arc<DiagnosisEntry>>>,
+    /// Publishers' turn: held from reading `next_seq` until the entry is broadcast.
+    publishing: Mutex<()>,
+    /// The seq the next frame gets. Written only with both `publishing` and `state` held, so a
+    /// publisher (holding `publishing`) and a subscriber (holding `state`) each read a settled
+    /// value; the locks give the ordering, the atomic only lets either read it.
+    next_seq: AtomicU64,
     state: Mutex<State>,
 }
 
 struct State {
     ring: Ring<Arc<Entry>>,
-    next_seq: u64,
     last_publish: Option<Instant>,
+}
+
+/// A live feed of frames, and the seq of the first frame it will carry (every frame before it is
+/// in the history ring or gone).
+pub struct Subscription {
+    pub frames: broadcast::Receiver<Arc<Entry>>,
+    pub next_seq: u64,
+}
+
+/// A frame stamped and encoded, waiting to be stored and broadcast. Holds the publishers' turn,
+/// so no other frame can take its seq or overtake it.
+struct Prepared<'a> {
+    hub: &'a Hub,
+    _turn: MutexGuard<'a, ()>,
+    entry: Arc<Entry>,
+}
+
+impl Prepared<'_> {
+    /// Stores and broadcasts the entry under the state lock; returns its seq.
+    fn commit(self) -> u64 {
+        let inner = &self.hub.inner;
+        let seq = self.entry.seq;
+        let mut state = self.hub.state();
+        state.ring.push(self.entry.clone());
+        state.last_publish = Some(Instant::now());
+        inner
+            .next_seq
+            .store(seq.saturating_add(1), Ordering::Relaxed);
+        // Err only means nobody is subscribed right now, which is fine.
+        let _ = inner.tx.send(self.entry);
+        seq
+    }
 }
 
 impl Hub {
@@ -137,9 +179,10 @@ impl Hub {
                 interval,
                 tx,
                 diagnosis,
+                publishing: Mutex::new(()),
+                next_seq: AtomicU64::new(config.first_seq.max(1)),
                 state: Mutex::new(State {
                     ring: Ring::new(config.history_frames),
-                    next_seq: config.first_seq.max(1),
                     last_publish: None,
                 }),
             }),
@@ -164,25 +207,33 @@ impl Hub {
 
     /// Stamps `frame` with the next sequence number, encodes it once, stores and broadcasts it.
     /// Returns the sequence number. Never waits for any viewer.
-    pub fn publish(&self, mut frame: Frame) -> Result<u64, serde_json::Error> {
-        let mut state = self.state();
-        let seq = state.next_seq;
+    pub fn publish(&self, frame: Frame) -> Result<u64, serde_json::Error> {
+        Ok(self.prepare(frame)?.commit())
+    }
+
+    /// Takes the publishers' turn, stamps `frame` with the next seq and encodes it, without the
+    /// state lock that sessions wait on. An encoding failure uses up no seq.
+    fn prepare(&self, mut frame: Frame) -> Result<Prepared<'_>, serde_json::Error> {
+        let turn = self
+            .inner
+            .publishing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let seq = self.inner.next_seq.load(Ordering::Relaxed);
         frame.seq = seq;
         let mut message = String::with_capacity(4096);
         message.push_str(FRAME_MSG_PREFIX);
         message.push_str(&serde_json::to_string(&frame)?);
         message.push('}');
-        let entry = Arc::new(Entry {
-            seq,
-            t_ms: frame.t_ms,
-            message: Utf8Bytes::from(message),
-        });
-        state.next_seq += 1;
-        state.ring.push(entry.clone());
-        state.last_publish = Some(Instant::now());
-        // Err only means nobody is subscribed right now, which is fine.
-        let _ = self.inner.tx.send(entry);
-        Ok(seq)
+        Ok(Prepared {
+            hub: self,
+            _turn: turn,
+            entry: Arc::new(Entry {
+                seq,
+                t_ms: frame.t_ms,
+                message: Utf8Bytes::from(message),
+            }),
+        })
     }
 
     /// Encodes `diagnosis` once and hands it to every session (they send the latest; a slow
@@ -224,11 +275,15 @@ impl Hub {
         self.state().ring.last().cloned()
     }
 
-    /// Subscribes to live frames. Taken under the same lock as `publish`, so combined with
-    /// [`Hub::history_after`] a session sees every frame exactly once.
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Entry>> {
+    /// Subscribes to live frames. Taken under the lock `publish` stores and broadcasts under, so
+    /// every frame before `next_seq` is in the ring (or was dropped from it) and every frame from
+    /// it on comes through `frames`: with [`Hub::history_after`] a session misses nothing.
+    pub fn subscribe(&self) -> Subscription {
         let _state = self.state();
-        self.inner.tx.subscribe()
+        Subscription {
+            frames: self.inner.tx.subscribe(),
+            next_seq: self.inner.next_seq.load(Ordering::Relaxed),
+        }
     }
 
     /// Held frames with `seq > since` (all of them when `since` is `None`), oldest first.
@@ -271,120 +326,4 @@ impl Hub {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn hub(history: usize, channel: usize) -> Hub {
-        Hub::new(
-            "h",
-            Duration::from_secs(1),
-            HubConfig {
-                history_frames: history,
-                channel_capacity: channel,
-                first_seq: 1,
-            },
-        )
-    }
-
-    fn frame(t: u64) -> Frame {
-        Frame::empty("h", 0, t, 1000)
-    }
-
-    #[test]
-    fn assigns_increasing_seq_and_encodes_once() {
-        let h = hub(10, 4);
-        let a = h.publish(frame(5)).expect("encodes");
-        let b = h.publish(frame(6)).expect("encodes");
-        assert_eq!((a, b), (1, 2));
-        let latest = h.latest().expect("has a frame");
-        let parsed: Frame = serde_json::from_str(latest.frame_json()).expect("frame json");
-        assert_eq!(parsed.seq, 2);
-        assert_eq!(parsed.t_ms, 6);
-        let msg: shared::ServerMsg =
-            serde_json::from_str(latest.message().as_str()).expect("message json");
-        assert!(matches!(msg, shared::ServerMsg::Frame { frame } if frame.seq == 2));
-    }
-
-    #[test]
-    fn history_is_bounded_and_resumable() {
-        let h = hub(5, 4);
-        for t in 0..12 {
-            h.publish(frame(t)).expect("encodes");
-        }
-        assert_eq!(h.history_len(), 5);
-        let seqs: Vec<u64> = h.history_after(Some(9)).iter().map(|e| e.seq).collect();
-        assert_eq!(seqs, vec![10, 11, 12]);
-        let all: Vec<u64> = h.history_after(None).iter().map(|e| e.seq).collect();
-        assert_eq!(all, vec![8, 9, 10, 11, 12]);
-    }
-
-    #[test]
-    fn slow_receiver_lags_without_blocking_publish() {
-        let h = hub(100, 4);
-        let mut rx = h.subscribe();
-        for t in 0..10 {
-            h.publish(frame(t)).expect("encodes");
-        }
-        match rx.try_recv() {
-            Err(broadcast::error::TryRecvError::Lagged(n)) => assert_eq!(n, 6),
-            other => panic!("expected lag, got {other:?}"),
-        }
-        assert_eq!(rx.try_recv().expect("next after lag").seq, 7);
-    }
-
-    #[test]
-    fn host_state_follows_publishing() {
-        let h = Hub::new(
-            "h",
-            Duration::from_millis(10),
-            HubConfig::for_interval(Duration::from_millis(10)),
-        );
-        assert_eq!(h.host_state().0, HostState::Down);
-        h.publish(frame(1)).expect("encodes");
-        assert_eq!(h.host_state().0, HostState::Up);
-        std::thread::sleep(Duration::from_millis(50));
-        assert_eq!(h.host_state().0, HostState::Stale);
-    }
-
-    #[test]
-    fn seq_can_start_later_so_restarts_keep_it_increasing() {
-        let cfg = HubConfig::for_interval(Duration::from_secs(1)).starting_at(1_700_000_000_000);
-        let h = Hub::new("h", Duration::from_secs(1), cfg);
-        assert_eq!(h.publish(frame(1)).expect("encodes"), 1_700_000_000_000);
-        assert_eq!(h.publish(frame(2)).expect("encodes"), 1_700_000_000_001);
-    }
-
-    #[test]
-    fn diagnosis_is_encoded_once_and_watched() {
-        let h = hub(10, 4);
-        let mut rx = h.watch_diagnosis();
-        assert!(h.latest_diagnosis().is_none());
-        let d = shared::diagnosis::diagnose(&[], &Default::default(), None);
-        h.publish_diagnosis(7, &d).expect("encodes");
-        assert!(rx.has_changed().expect("sender alive"));
-        let entry = rx.borrow_and_update().clone().expect("a diagnosis");
-        assert_eq!(entry.seq, 7);
-        let back: shared::diagnosis::Diagnosis =
-            serde_json::from_str(entry.diagnosis_json()).expect("diagnosis json");
-        assert_eq!(back, d);
-        let msg: shared::ServerMsg =
-            serde_json::from_str(entry.message().as_str()).expect("message json");
-        assert!(matches!(msg, shared::ServerMsg::Diagnosis { host, .. } if host == "h"));
-    }
-
-    #[test]
-    fn history_sizing_follows_interval() {
-        assert_eq!(
-            HubConfig::for_interval(Duration::from_secs(1)).history_frames,
-            900
-        );
-        assert_eq!(
-            HubConfig::for_interval(Duration::from_millis(100)).history_frames,
-            9000
-        );
-        assert_eq!(
-            HubConfig::for_interval(Duration::from_secs(5)).history_frames,
-            900
-        );
-    }
-}
+mod tests;

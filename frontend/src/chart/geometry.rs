@@ -229,8 +229,9 @@ mod tests {
         assert!(fixed.paths.is_empty());
     }
 
+    /// The size the page draws (its cost is `benches/chart_layout.rs`'s figure).
     #[test]
-    fn sixteen_series_of_nine_hundred_points_build_quickly() {
+    fn sixteen_series_of_nine_hundred_points_are_laid_out_whole() {
         let all: Vec<Series> = (0..16)
             .map(|k| {
                 series(
@@ -240,12 +241,9 @@ mod tests {
                 )
             })
             .collect();
-        let start = std::time::Instant::now();
         let l = layout(&all, 900_000, Some(100.0), 5000);
         assert_eq!(l.paths.len(), 16);
         assert!(l.paths.iter().all(|(_, d)| d.matches('L').count() == 899));
-        // Generous bound for a debug build on a busy machine; release wasm is far faster.
-        assert!(start.elapsed() < std::time::Duration::from_millis(200));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::feed::ConnState;
 use crate::format::age;
 use crate::store::{Notice, use_store};
 use leptos::prelude::*;
-use shared::{HostState, NvmlStatus};
+use shared::{HostState, NvmlStatus, SourceCost};
 use std::time::Duration;
 
 /// The badge's words for a connection state.
@@ -189,10 +189,9 @@ pub fn Footer(now: ReadSignal<f64>) -> impl IntoView {
     };
     // What vramio itself costs: the sampler's time per tick, summed over its sources.
     let cost = move || {
-        store.latest.with(|f| {
-            f.as_ref()
-                .map(|f| sampling_cost_text(f.cost.iter().map(|c| c.micros).sum()))
-        })
+        store
+            .latest
+            .with(|f| f.as_ref().map(|f| sampling_cost_text(tick_micros(&f.cost))))
     };
     let server = move || {
         store
@@ -213,6 +212,12 @@ pub fn Footer(now: ReadSignal<f64>) -> impl IntoView {
             <span>{server}</span>
         </footer>
     }
+}
+
+/// The sampler's time for one tick: its sources' costs added up, saturating (the figures come off
+/// the wire, and a recording can say anything).
+pub fn tick_micros(cost: &[SourceCost]) -> u64 {
+    cost.iter().fold(0, |sum, c| sum.saturating_add(c.micros))
 }
 
 /// `sampled in 0.4 ms`: the sampler's own time for the latest tick.
@@ -270,5 +275,16 @@ mod tests {
         assert_eq!(sampling_cost_text(420), "sampled in 0.4 ms");
         assert_eq!(sampling_cost_text(2_550), "sampled in 2.5 ms");
         assert_eq!(sampling_cost_text(312_000), "sampled in 312 ms");
+    }
+
+    #[test]
+    fn a_hostile_cost_saturates() {
+        let cost = |micros| SourceCost {
+            source: shared::Source::Gpu,
+            micros,
+        };
+        assert_eq!(tick_micros(&[cost(400), cost(20)]), 420);
+        assert_eq!(tick_micros(&[cost(u64::MAX), cost(5)]), u64::MAX);
+        assert!(sampling_cost_text(u64::MAX).ends_with(" ms"));
     }
 }

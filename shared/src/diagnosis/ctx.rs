@@ -31,7 +31,7 @@ impl<'a> Ctx<'a> {
             (Some(a), Some(b)) => (
                 a.t_ms,
                 b.t_ms,
-                Some((b.t_ms.saturating_sub(a.t_ms) + b.interval_ms) as f64 / 1000.0),
+                Some(b.t_ms.saturating_sub(a.t_ms).saturating_add(b.interval_ms) as f64 / 1000.0),
             ),
             _ => (0, 0, None),
         };

@@ -86,7 +86,7 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
             rule,
             used: Tally::new(ctx.band(at_least(warn, crit), rule, subject)),
             inodes: Tally::new(ctx.band(at_least(th.inodes_warn_pct, None), rule, subject)),
-            points: Vec::with_capacity(th.trend_max_points as usize + 1),
+            points: Vec::with_capacity((th.trend_max_points as usize).min(ctx.frames.len()) + 1),
         });
     }
     // Space moves slowly: mounts are read on the trend subsample only (at most
@@ -164,7 +164,7 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
                 gib(m.total_bytes.0 as f64)
             ));
         }
-        let capacity = (m.used_bytes.0 + m.available_bytes.0) as f64;
+        let capacity = m.used_bytes.0 as f64 + m.available_bytes.0 as f64;
         let trend = rising(&points, th, &mut out.scratch);
         if let Some((t, secs)) = trend.and_then(|t| time_to_full(t, capacity).map(|s| (t, s)))
             && secs <= th.projection_horizon_s

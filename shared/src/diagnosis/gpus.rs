@@ -121,7 +121,7 @@ pub(crate) fn gather(ctx: &Ctx<'_>) -> Vec<GpuSeries> {
                 mem_low: 0,
                 total_bytes: None,
                 usable_bytes: None,
-                points: Vec::with_capacity(th.trend_max_points as usize + 1),
+                points: Vec::with_capacity((th.trend_max_points as usize).min(n) + 1),
                 util: Moments::default(),
                 util_by_frame: Vec::with_capacity(n),
                 util_low: 0,

@@ -30,13 +30,16 @@ pub struct CheckOptions {
     pub host: String,
 }
 
-/// `--json` output: the diagnosis plus where it came from.
+/// `--json` output: the diagnosis plus where it came from (and, when there was nothing to
+/// diagnose, why: the diagnosis is then the `no_data` one of an empty window).
 #[derive(Serialize)]
 struct JsonReport<'a> {
     host: &'a str,
     frames: usize,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     notes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
     #[serde(flatten)]
     diagnosis: &'a Diagnosis,
 }
@@ -49,10 +52,10 @@ pub fn run(opts: CheckOptions) -> i32 {
     };
     let (frames, notes) = match collected {
         Ok(c) => c,
-        Err(message) => return fail(opts.json, &message),
+        Err(message) => return fail(&opts, &message),
     };
     if frames.is_empty() {
-        return fail(opts.json, "no frames to diagnose");
+        return fail(&opts, "no frames to diagnose");
     }
     let host = frames
         .last()
@@ -64,11 +67,15 @@ pub fn run(opts: CheckOptions) -> i32 {
             host: &host,
             frames: frames.len(),
             notes,
+            error: None,
             diagnosis: &d,
         };
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),
-            Err(e) => return fail(true, &format!("cannot encode the report: {e}")),
+            Err(e) => {
+                eprintln!("vramio check: cannot encode the report: {e}");
+                return EXIT_UNKNOWN;
+            }
         }
     } else {
         print!("{}", text::render(&d, &host, frames.len(), &notes));
@@ -76,22 +83,35 @@ pub fn run(opts: CheckOptions) -> i32 {
     d.severity.exit_code()
 }
 
-fn fail(json: bool, message: &str) -> i32 {
-    if json {
-        let v = serde_json::json!({
-            "severity": "unknown",
-            "verdict": "no_data",
-            "error": message,
-            "path": [],
-            "findings": [],
-            "projections": [],
-        });
-        println!("{v:#}");
+/// Nothing to diagnose: says why, and with `--json` prints the diagnosis of an empty window
+/// (`no_data`, `unknown`) like any other report, so scripts read one shape.
+fn fail(opts: &CheckOptions, message: &str) -> i32 {
+    if opts.json {
+        match no_data_report(&opts.host, &opts.thresholds, message) {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("vramio check: cannot encode the report: {e}"),
+        }
     } else {
         println!("vramio check: UNKNOWN - {message}");
     }
     eprintln!("vramio check: {message}");
     EXIT_UNKNOWN
+}
+
+/// The `--json` report when there is nothing to diagnose.
+fn no_data_report(
+    host: &str,
+    thresholds: &Thresholds,
+    message: &str,
+) -> Result<String, serde_json::Error> {
+    let d = diagnose(&[], thresholds, None);
+    serde_json::to_string_pretty(&JsonReport {
+        host,
+        frames: 0,
+        notes: Vec::new(),
+        error: Some(message),
+        diagnosis: &d,
+    })
 }
 
 fn from_file(path: &Path, opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String>), String> {
@@ -148,4 +168,24 @@ fn live(opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String>), String> {
         frames.push(frame);
     }
     Ok((frames, Vec::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::diagnosis::{Severity, Verdict};
+
+    #[test]
+    fn nothing_to_diagnose_is_a_diagnosis_like_any_other() {
+        let text =
+            no_data_report("h", &Thresholds::default(), "no frames in x.ndjson").expect("encodes");
+        let d: Diagnosis = serde_json::from_str(&text).expect("reads back as a Diagnosis");
+        assert_eq!(d.verdict, Verdict::NoData);
+        assert_eq!(d.severity, Severity::Unknown);
+        assert_eq!(d.severity.exit_code(), EXIT_UNKNOWN);
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(v["error"], "no frames in x.ndjson");
+        assert_eq!(v["host"], "h");
+        assert_eq!(v["frames"], 0);
+    }
 }

@@ -33,6 +33,19 @@ const NETWORK_FS: &[&str] = &[
     "wekafs",
 ];
 
+/// Filesystems the kernel serves from a local block device or from memory: a stat of them is
+/// answered by the kernel, never by a server or a FUSE daemon, so it is made inline. Every other
+/// type (network, `fuse.*`, overlay, unknown) is stat'ed with a deadline.
+const LOCAL_FS: &[&str] = &[
+    "bcachefs", "btrfs", "erofs", "exfat", "ext2", "ext3", "ext4", "f2fs", "iso9660", "jfs",
+    "ntfs3", "ramfs", "reiserfs", "tmpfs", "udf", "vfat", "xfs", "zfs",
+];
+
+/// Whether calls on this mount (`statvfs`, `metadata`) can be made without a deadline.
+pub fn stats_inline(fs_type: &str) -> bool {
+    LOCAL_FS.contains(&fs_type)
+}
+
 /// The disk under a block-backed mount, as sysfs describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Backing {

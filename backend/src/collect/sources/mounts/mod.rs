@@ -1,11 +1,13 @@
 //! Mounted filesystems from `/proc/self/mountinfo`, with space from `statvfs` and the storage kind.
 //!
 //! The sampler calls [`ProcMounts`] once per tick through [`MountSource`]. The pipeline is pure up
-//! to the last step, so fixtures drive it: [`table::parse_mountinfo`] -> [`table::select_mounts`]
-//! (drop pseudo filesystems, stacked and repeated mounts) -> [`kind::classify`] (with the disk
-//! found by [`kind::resolve_backing`] in sysfs) -> [`space::space`] from `statvfs`, which runs
-//! through [`statvfs`]'s deadline where a file server can hang it. A mount whose `statvfs` fails
-//! is a per-item error; the others still report.
+//! to the calls on mount points, so fixtures drive it: [`table::parse_mountinfo`] ->
+//! [`table::select_mounts`] (drop pseudo filesystems, stacked, single-file and repeated mounts) ->
+//! [`kind::classify`] (with the disk found by [`kind::resolve_backing`] in sysfs) ->
+//! [`space::space`] from `statvfs`. The calls on mount points (the bind-mount `is_dir` probe and
+//! `statvfs`) run through [`statvfs`]'s deadline workers unless the filesystem is known to be
+//! local ([`kind::stats_inline`]): a hung file server or FUSE daemon costs one deadline and makes
+//! its mount a per-item error; the others still report.
 
 pub mod kind;
 pub mod space;
@@ -15,23 +17,28 @@ pub mod table;
 mod testutil;
 pub mod watch;
 
-pub use kind::{Backing, classify, resolve_backing};
+pub use kind::{Backing, classify, resolve_backing, stats_inline};
 pub use space::{VfsCounts, space};
 pub use table::{MountEntry, is_pseudo, parse_mountinfo, select_mounts, unescape};
 
 use super::{MountSource, Reading, SourceFailure};
 use kind::kind_by_type;
-use shared::{Mount, MountKind, Source, SourceError};
-use statvfs::{BoundedStatvfs, NETWORK_STATVFS_DEADLINE, real_statvfs};
+use shared::{Mount, Source, SourceError};
+use statvfs::{Bounded, BoundedStatvfs, IsDirFn, STAT_DEADLINE, StatFn, real_is_dir, real_statvfs};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
+use table::{drop_files_and_repeats, needs_dir_probe, visible_mounts};
 
 /// Reads the mount table of vramio's own mount namespace.
 pub struct ProcMounts {
     mountinfo: PathBuf,
     sysfs: PathBuf,
-    network: BoundedStatvfs,
+    stat: StatFn,
+    is_dir: IsDirFn,
+    /// Deadline workers for mounts not known to be local.
+    bounded_stat: BoundedStatvfs,
+    bounded_is_dir: Bounded<bool>,
     /// `resolve_backing` per (majmin, device): sysfs walks are not repeated every tick for
     /// filesystems that stay mounted.
     backing: HashMap<(String, String), Option<Backing>>,
@@ -48,15 +55,52 @@ impl ProcMounts {
     /// Reads this mountinfo file and this sysfs tree instead of the host's. `statvfs` still runs on
     /// the mount points as listed.
     pub fn with_paths(mountinfo: impl Into<PathBuf>, sysfs: impl Into<PathBuf>) -> Self {
+        Self::with_calls(mountinfo, sysfs, real_statvfs, real_is_dir)
+    }
+
+    /// Like [`ProcMounts::with_paths`], with stand-ins for `statvfs` and the `is_dir` probe.
+    pub fn with_calls(
+        mountinfo: impl Into<PathBuf>,
+        sysfs: impl Into<PathBuf>,
+        stat: StatFn,
+        is_dir: IsDirFn,
+    ) -> Self {
         let mountinfo = mountinfo.into();
         ProcMounts {
             watch: watch::TableWatch::new(&mountinfo),
             table: None,
             mountinfo,
             sysfs: sysfs.into(),
-            network: BoundedStatvfs::default(),
+            stat,
+            is_dir,
+            bounded_stat: BoundedStatvfs::with(stat),
+            bounded_is_dir: Bounded::new("stat", is_dir),
             backing: HashMap::new(),
         }
+    }
+
+    /// `is_dir` of every visible bind mount not known to be local, asked at once and waited for
+    /// until one deadline. One that does not answer counts as a directory: the mount is kept and
+    /// its `statvfs` (bounded too) reports the hang.
+    fn probe_dirs(&mut self, visible: &[MountEntry]) -> HashMap<String, bool> {
+        let bounded: Vec<&str> = visible
+            .iter()
+            .filter(|e| needs_dir_probe(e) && !stats_inline(&e.fs_type))
+            .map(|e| e.mount_point.as_str())
+            .collect();
+        self.bounded_is_dir.retain(|p| bounded.contains(&p));
+        let started: Vec<&str> = bounded
+            .into_iter()
+            .filter(|p| self.bounded_is_dir.start(p).is_ok())
+            .collect();
+        let deadline = Instant::now() + STAT_DEADLINE;
+        started
+            .into_iter()
+            .map(|p| {
+                let answer = self.bounded_is_dir.finish(p, deadline).unwrap_or(true);
+                (p.to_owned(), answer)
+            })
+            .collect()
     }
 }
 
@@ -82,9 +126,13 @@ impl ProcMounts {
             })?;
         self.watch.read();
         let (entries, errors) = parse_mountinfo(&text);
-        // A mount point that cannot be stat'ed is kept: statvfs below reports why.
-        let is_dir = |p: &str| std::fs::metadata(p).map_or(true, |m| m.is_dir());
-        let table = (select_mounts(entries, is_dir), errors);
+        let visible = visible_mounts(entries);
+        let probed = self.probe_dirs(&visible);
+        let is_dir = self.is_dir;
+        let selected = drop_files_and_repeats(visible, |p| {
+            probed.get(p).copied().unwrap_or_else(|| is_dir(p))
+        });
+        let table = (selected, errors);
         self.table = Some(table.clone());
         Ok(table)
     }
@@ -93,21 +141,32 @@ impl ProcMounts {
 impl MountSource for ProcMounts {
     fn sample(&mut self) -> Result<Reading<Vec<Mount>>, SourceFailure> {
         let (selected, mut errors) = self.table()?;
-        let mut mounts = Vec::new();
-        self.network
+        self.bounded_stat
             .retain(|p| selected.iter().any(|e| e.mount_point == p));
         self.backing.retain(|(majmin, device), _| {
             selected
                 .iter()
                 .any(|e| &e.majmin == majmin && &e.device == device)
         });
-        let deadline = Instant::now() + NETWORK_STATVFS_DEADLINE;
-        for entry in selected {
-            // A dead file server can hang statvfs for good: network mounts get a deadline.
-            let counts = if kind_by_type(&entry.fs_type) == Some(MountKind::Network) {
-                self.network.statvfs(&entry.mount_point, deadline)
-            } else {
-                real_statvfs(&entry.mount_point)
+        // Start every bounded statvfs first, so they run side by side, then collect.
+        let started: HashMap<&str, Result<(), String>> = selected
+            .iter()
+            .filter(|e| !stats_inline(&e.fs_type))
+            .map(|e| {
+                let p = e.mount_point.as_str();
+                (p, self.bounded_stat.start(p))
+            })
+            .collect();
+        let deadline = Instant::now() + STAT_DEADLINE;
+        let mut mounts = Vec::new();
+        for entry in &selected {
+            let counts = match started.get(entry.mount_point.as_str()) {
+                None => (self.stat)(&entry.mount_point),
+                Some(Err(e)) => Err(e.clone()),
+                Some(Ok(())) => self
+                    .bounded_stat
+                    .finish(&entry.mount_point, deadline)
+                    .and_then(|r| r),
             };
             match counts {
                 Ok(counts) => {
@@ -121,8 +180,8 @@ impl MountSource for ProcMounts {
                     } else {
                         None
                     };
-                    let kind = classify(&entry, backing.as_ref());
-                    mounts.push(space(&entry, kind, &counts));
+                    let kind = classify(entry, backing.as_ref());
+                    mounts.push(space(entry, kind, &counts));
                 }
                 Err(message) => errors.push(SourceError {
                     source: Source::Mounts,
@@ -141,6 +200,7 @@ impl MountSource for ProcMounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use testutil::TempDir;
 
     #[test]
@@ -160,6 +220,86 @@ mod tests {
             reading.errors[0].item.as_deref(),
             Some("/nonexistent/vramio/mnt")
         );
+    }
+
+    const HANG: Duration = Duration::from_secs(3);
+
+    /// A FUSE daemon that hangs `statvfs` of `/mnt/hung`; every other mount answers.
+    fn hangs_on_fuse(path: &str) -> Result<VfsCounts, String> {
+        if path == "/mnt/hung" {
+            std::thread::sleep(HANG);
+        }
+        Ok(VfsCounts {
+            blocks: 100,
+            bfree: 50,
+            bavail: 40,
+            frsize: 4096,
+            files: 10,
+            ffree: 5,
+        })
+    }
+
+    /// A FUSE daemon that hangs the `metadata` probe of the bind mount `/mnt/bind`.
+    fn probe_hangs_on_bind(path: &str) -> bool {
+        if path == "/mnt/bind" {
+            std::thread::sleep(HANG);
+        }
+        true
+    }
+
+    #[test]
+    fn a_hung_fuse_daemon_costs_a_deadline_and_one_per_item_error() {
+        let dir = TempDir::new("mountinfo-fuse");
+        let path = dir.0.join("mountinfo");
+        let text = "22 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw\n\
+                    80 22 0:50 / /mnt/hung rw - fuse.hungfs hungfs rw\n\
+                    81 22 0:51 / /mnt/fine rw - fuse.finefs finefs rw\n\
+                    82 22 0:52 /sub /mnt/bind rw - fuse.bindfs bindfs rw\n\
+                    83 22 0:53 / /mnt/nfs rw - nfs4 server:/export rw\n";
+        std::fs::write(&path, text).expect("write");
+        let mut source =
+            ProcMounts::with_calls(&path, dir.0.join("sys"), hangs_on_fuse, probe_hangs_on_bind);
+        for tick in 0..2 {
+            let t = Instant::now();
+            let reading = source.sample().expect("mountinfo readable");
+            let took = t.elapsed();
+            assert!(
+                took < HANG / 2,
+                "tick {tick} took {took:?}: a hung call was waited for past its deadline"
+            );
+            assert_eq!(
+                points_of(&reading.value),
+                ["/", "/mnt/fine", "/mnt/bind", "/mnt/nfs"],
+                "tick {tick}: the other mounts report"
+            );
+            assert_eq!(reading.errors.len(), 1, "tick {tick}: {:?}", reading.errors);
+            let error = &reading.errors[0];
+            assert_eq!(error.source, Source::Mounts);
+            assert_eq!(error.item.as_deref(), Some("/mnt/hung"));
+            assert!(
+                error.message.contains("has not answered"),
+                "{}",
+                error.message
+            );
+        }
+    }
+
+    #[test]
+    fn only_local_filesystems_are_stat_ed_inline() {
+        for fs in ["ext4", "xfs", "btrfs", "zfs", "tmpfs", "vfat"] {
+            assert!(stats_inline(fs), "{fs}");
+        }
+        for fs in [
+            "nfs4",
+            "fuse.sshfs",
+            "fuse.something",
+            "overlay",
+            "9p",
+            "newfs",
+            "",
+        ] {
+            assert!(!stats_inline(fs), "{fs}");
+        }
     }
 
     fn points_of(mounts: &[Mount]) -> Vec<&str> {

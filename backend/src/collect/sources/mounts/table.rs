@@ -172,7 +172,15 @@ pub fn is_pseudo(entry: &MountEntry) -> bool {
 ///    `/usr/bin/nvidia-smi`): only asked of mounts whose `root` is not `/`, through `is_dir`;
 /// 4. a mount of the same filesystem directory (`majmin` and `root`) as an earlier one dropped:
 ///    the same space seen again through a bind mount.
+///
+/// [`visible_mounts`] is steps 1-2 and [`drop_files_and_repeats`] steps 3-4, for a caller that
+/// runs the `is_dir` probes of [`needs_dir_probe`] mounts at once before step 3.
 pub fn select_mounts(entries: Vec<MountEntry>, is_dir: impl Fn(&str) -> bool) -> Vec<MountEntry> {
+    drop_files_and_repeats(visible_mounts(entries), is_dir)
+}
+
+/// Steps 1-2 of [`select_mounts`].
+pub fn visible_mounts(entries: Vec<MountEntry>) -> Vec<MountEntry> {
     let real: Vec<MountEntry> = entries.into_iter().filter(|e| !is_pseudo(e)).collect();
     let mut seen_points = HashSet::new();
     let mut top: Vec<MountEntry> = real
@@ -181,9 +189,22 @@ pub fn select_mounts(entries: Vec<MountEntry>, is_dir: impl Fn(&str) -> bool) ->
         .filter(|e| seen_points.insert(e.mount_point.clone()))
         .collect();
     top.reverse();
+    top
+}
+
+/// Whether step 3 of [`select_mounts`] asks `is_dir` about this mount.
+pub fn needs_dir_probe(entry: &MountEntry) -> bool {
+    entry.root != "/"
+}
+
+/// Steps 3-4 of [`select_mounts`] on the output of [`visible_mounts`].
+pub fn drop_files_and_repeats(
+    top: Vec<MountEntry>,
+    is_dir: impl Fn(&str) -> bool,
+) -> Vec<MountEntry> {
     let mut seen_dirs = HashSet::new();
     top.into_iter()
-        .filter(|e| e.root == "/" || is_dir(&e.mount_point))
+        .filter(|e| !needs_dir_probe(e) || is_dir(&e.mount_point))
         .filter(|e| seen_dirs.insert((e.majmin.clone(), e.root.clone())))
         .collect()
 }

@@ -1,0 +1,159 @@
+//! Tests of the hub: seq, one encoding, ring, lag, locks, diagnosis hand-out.
+
+use super::*;
+
+fn hub(history: usize, channel: usize) -> Hub {
+    Hub::new(
+        "h",
+        Duration::from_secs(1),
+        HubConfig {
+            history_frames: history,
+            channel_capacity: channel,
+            first_seq: 1,
+        },
+    )
+}
+
+fn frame(t: u64) -> Frame {
+    Frame::empty("h", 0, t, 1000)
+}
+
+#[test]
+fn assigns_increasing_seq_and_encodes_once() {
+    let h = hub(10, 4);
+    let a = h.publish(frame(5)).expect("encodes");
+    let b = h.publish(frame(6)).expect("encodes");
+    assert_eq!((a, b), (1, 2));
+    let latest = h.latest().expect("has a frame");
+    let parsed: Frame = serde_json::from_str(latest.frame_json()).expect("frame json");
+    assert_eq!(parsed.seq, 2);
+    assert_eq!(parsed.t_ms, 6);
+    let msg: shared::ServerMsg =
+        serde_json::from_str(latest.message().as_str()).expect("message json");
+    assert!(matches!(msg, shared::ServerMsg::Frame { frame } if frame.seq == 2));
+}
+
+#[test]
+fn history_is_bounded_and_resumable() {
+    let h = hub(5, 4);
+    for t in 0..12 {
+        h.publish(frame(t)).expect("encodes");
+    }
+    assert_eq!(h.history_len(), 5);
+    let seqs: Vec<u64> = h.history_after(Some(9)).iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, vec![10, 11, 12]);
+    let all: Vec<u64> = h.history_after(None).iter().map(|e| e.seq).collect();
+    assert_eq!(all, vec![8, 9, 10, 11, 12]);
+}
+
+#[test]
+fn slow_receiver_lags_without_blocking_publish() {
+    let h = hub(100, 4);
+    let mut rx = h.subscribe().frames;
+    for t in 0..10 {
+        h.publish(frame(t)).expect("encodes");
+    }
+    match rx.try_recv() {
+        Err(broadcast::error::TryRecvError::Lagged(n)) => assert_eq!(n, 6),
+        other => panic!("expected lag, got {other:?}"),
+    }
+    assert_eq!(rx.try_recv().expect("next after lag").seq, 7);
+}
+
+#[test]
+fn encoding_runs_while_a_session_holds_the_state_lock() {
+    let h = hub(10, 4);
+    h.publish(frame(1)).expect("encodes");
+    // A session in the middle of reading history (or subscribing) holds this lock.
+    let session = h.state();
+    let (encoded_tx, encoded) = std::sync::mpsc::channel();
+    let publisher = {
+        let h = h.clone();
+        std::thread::spawn(move || {
+            let prepared = h.prepare(frame(2)).expect("encodes");
+            let _ = encoded_tx.send(prepared.entry.seq);
+            prepared.commit()
+        })
+    };
+    let seq = encoded.recv_timeout(Duration::from_secs(10));
+    assert_eq!(
+        seq,
+        Ok(2),
+        "the frame is stamped and encoded without waiting for the state lock"
+    );
+    assert_eq!(
+        session.ring.len(),
+        1,
+        "but not stored while a session reads"
+    );
+    drop(session);
+    assert_eq!(publisher.join().expect("publisher"), 2);
+    assert_eq!(h.latest().expect("stored").seq, 2);
+}
+
+#[test]
+fn subscribing_tells_the_first_seq_the_feed_will_carry() {
+    let h = hub(10, 4);
+    assert_eq!(h.subscribe().next_seq, 1);
+    h.publish(frame(1)).expect("encodes");
+    let mut sub = h.subscribe();
+    assert_eq!(sub.next_seq, 2);
+    h.publish(frame(2)).expect("encodes");
+    assert_eq!(sub.frames.try_recv().expect("live").seq, 2);
+}
+
+#[test]
+fn host_state_follows_publishing() {
+    let h = Hub::new(
+        "h",
+        Duration::from_millis(10),
+        HubConfig::for_interval(Duration::from_millis(10)),
+    );
+    assert_eq!(h.host_state().0, HostState::Down);
+    h.publish(frame(1)).expect("encodes");
+    assert_eq!(h.host_state().0, HostState::Up);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(h.host_state().0, HostState::Stale);
+}
+
+#[test]
+fn seq_can_start_later_so_restarts_keep_it_increasing() {
+    let cfg = HubConfig::for_interval(Duration::from_secs(1)).starting_at(1_700_000_000_000);
+    let h = Hub::new("h", Duration::from_secs(1), cfg);
+    assert_eq!(h.publish(frame(1)).expect("encodes"), 1_700_000_000_000);
+    assert_eq!(h.publish(frame(2)).expect("encodes"), 1_700_000_000_001);
+}
+
+#[test]
+fn diagnosis_is_encoded_once_and_watched() {
+    let h = hub(10, 4);
+    let mut rx = h.watch_diagnosis();
+    assert!(h.latest_diagnosis().is_none());
+    let d = shared::diagnosis::diagnose(&[], &Default::default(), None);
+    h.publish_diagnosis(7, &d).expect("encodes");
+    assert!(rx.has_changed().expect("sender alive"));
+    let entry = rx.borrow_and_update().clone().expect("a diagnosis");
+    assert_eq!(entry.seq, 7);
+    let back: shared::diagnosis::Diagnosis =
+        serde_json::from_str(entry.diagnosis_json()).expect("diagnosis json");
+    assert_eq!(back, d);
+    let msg: shared::ServerMsg =
+        serde_json::from_str(entry.message().as_str()).expect("message json");
+    assert!(matches!(msg, shared::ServerMsg::Diagnosis { host, .. } if host == "h"));
+}
+
+#[test]
+fn history_sizing_follows_interval() {
+    assert_eq!(
+        HubConfig::for_interval(Duration::from_secs(1)).history_frames,
+        900
+    );
+    assert_eq!(
+        HubConfig::for_interval(Duration::from_millis(100)).history_frames,
+        9000
+    );
+    assert_eq!(
+        HubConfig::for_interval(Duration::from_secs(5)).history_frames,
+        900
+    );
+}
