@@ -8,6 +8,7 @@
 pub mod block;
 pub mod gpu;
 pub mod mounts;
+pub mod procfile;
 pub mod system;
 
 use shared::{BlockDevice, Gpu, Mount, NvmlStatus, Source, SourceError, SystemStats};

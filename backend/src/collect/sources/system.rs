@@ -4,10 +4,11 @@
 //! difference with the previous call, so the first call has none. Parsing is pure ([`parse_cpu`],
 //! [`cpu_shares`], [`parse_psi`], [`system_stats`]) and tested on pasted fixtures.
 
+use super::procfile::ProcFile;
 use super::{SourceFailure, SystemSource};
 use procfs::{FromRead, Meminfo};
 use shared::{Bytes, Percent, Psi, SystemStats};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The aggregate `cpu` line of `/proc/stat`, in clock ticks (the unit cancels out in shares).
 ///
@@ -115,7 +116,10 @@ pub fn system_stats(
 
 /// Reads the host's `/proc` (or another root, for tests).
 pub struct ProcSystem {
-    proc_root: PathBuf,
+    stat: ProcFile,
+    meminfo: ProcFile,
+    psi_io: ProcFile,
+    psi_memory: ProcFile,
     prev: Option<CpuTimes>,
 }
 
@@ -126,16 +130,22 @@ impl ProcSystem {
 
     /// Reads `stat`, `meminfo` and `pressure/{io,memory}` under this directory.
     pub fn with_proc_root(root: impl Into<PathBuf>) -> Self {
+        let root: PathBuf = root.into();
         ProcSystem {
-            proc_root: root.into(),
+            stat: ProcFile::new(root.join("stat")),
+            meminfo: ProcFile::new(root.join("meminfo")),
+            psi_io: ProcFile::new(root.join("pressure/io")),
+            psi_memory: ProcFile::new(root.join("pressure/memory")),
             prev: None,
         }
     }
+}
 
-    fn read(&self, name: &str) -> Result<String, SourceFailure> {
-        let path = self.proc_root.join(name);
-        std::fs::read_to_string(&path).map_err(|source| SourceFailure::Io { path, source })
-    }
+/// A file that must be there.
+fn required(file: &mut ProcFile) -> Result<&str, SourceFailure> {
+    let path = file.path().to_owned();
+    file.read()
+        .map_err(|source| SourceFailure::Io { path, source })
 }
 
 impl Default for ProcSystem {
@@ -144,19 +154,14 @@ impl Default for ProcSystem {
     }
 }
 
-/// A PSI file's text; `None` when the kernel has no PSI (file missing, or `EOPNOTSUPP` when booted
-/// with `psi=0`).
-fn read_optional(path: &Path) -> Option<String> {
-    std::fs::read_to_string(path).ok()
-}
-
 impl SystemSource for ProcSystem {
     fn sample(&mut self) -> Result<SystemStats, SourceFailure> {
-        let (times, cpu_count) = parse_cpu(&self.read("stat")?)?;
-        let meminfo = self.read("meminfo")?;
-        let io = read_optional(&self.proc_root.join("pressure/io"));
-        let memory = read_optional(&self.proc_root.join("pressure/memory"));
-        let mut stats = system_stats(cpu_count, &meminfo, io.as_deref(), memory.as_deref())?;
+        let (times, cpu_count) = parse_cpu(required(&mut self.stat)?)?;
+        let meminfo = required(&mut self.meminfo)?;
+        // PSI is absent when the kernel has none (file missing, or `EOPNOTSUPP` with `psi=0`).
+        let io = self.psi_io.read().ok();
+        let memory = self.psi_memory.read().ok();
+        let mut stats = system_stats(cpu_count, meminfo, io, memory)?;
         if let Some((cpu, iowait)) = self.prev.as_ref().and_then(|p| cpu_shares(p, &times)) {
             stats.cpu_pct = Some(cpu);
             stats.iowait_pct = Some(iowait);

@@ -9,6 +9,7 @@ pub mod iostat;
 
 pub use iostat::{Counters, Rates, SECTOR_BYTES, rates};
 
+use super::procfile::ProcFile;
 use super::{BlockSource, SourceFailure};
 use procfs::DiskStat;
 use shared::{BlockDevice, Bytes, BytesPerSec, Percent};
@@ -132,7 +133,7 @@ pub(crate) fn read_rotational(sys_block: &Path, disk: &str) -> Option<bool> {
 
 /// Reads `/proc/diskstats` and rates it against the previous call.
 pub struct ProcDiskstats {
-    diskstats: PathBuf,
+    diskstats: ProcFile,
     sys_block: PathBuf,
     prev: HashMap<String, Counters>,
     prev_at: Option<Instant>,
@@ -159,7 +160,7 @@ impl ProcDiskstats {
     /// Reads these files instead of the host's (tests, or a host root mounted elsewhere).
     pub fn with_paths(diskstats: impl Into<PathBuf>, sys_block: impl Into<PathBuf>) -> Self {
         ProcDiskstats {
-            diskstats: diskstats.into(),
+            diskstats: ProcFile::new(diskstats),
             sys_block: sys_block.into(),
             prev: HashMap::new(),
             prev_at: None,
@@ -176,13 +177,13 @@ impl Default for ProcDiskstats {
 
 impl BlockSource for ProcDiskstats {
     fn sample(&mut self) -> Result<Vec<BlockDevice>, SourceFailure> {
-        let text =
-            std::fs::read_to_string(&self.diskstats).map_err(|source| SourceFailure::Io {
-                path: self.diskstats.clone(),
-                source,
-            })?;
+        let path = self.diskstats.path().to_owned();
+        let text = self
+            .diskstats
+            .read()
+            .map_err(|source| SourceFailure::Io { path, source })?;
         let now = Instant::now();
-        let stats = parse_diskstats(&text)?;
+        let stats = parse_diskstats(text)?;
         let names: Vec<String> = stats.iter().map(|d| d.name.clone()).collect();
         let stale = self
             .topology
