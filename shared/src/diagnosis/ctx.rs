@@ -99,19 +99,24 @@ impl<'a> Ctx<'a> {
     /// the finding of `rule` on its subject (its band was relaxed, see [`Ctx::band`]).
     pub fn hold(&self, mut ev: Evidence, rule: RuleId, t: &Tally) -> Evidence {
         let since = ev.subject.as_deref().and_then(|s| self.held_since(rule, s));
-        if let Some(since_ms) = since
-            && self.severity(t).is_some()
-        {
-            let d = self.th.hysteresis_pct_points;
-            let entered_at = match t.band.dir {
-                Dir::AtLeast => t.band.warn + d,
-                Dir::Below => t.band.warn - d,
-            };
+        let Some(since_ms) = since else {
+            return ev;
+        };
+        let d = self.th.hysteresis_pct_points;
+        let entered_at = match t.band.dir {
+            Dir::AtLeast => t.band.warn + d,
+            Dir::Below => t.band.warn - d,
+        };
+        if self.severity(t).is_some() {
             ev.held = Some(Held {
                 since_ms,
                 entered_at,
                 clears_at: t.band.warn,
             });
+        } else if let Some(th) = ev.threshold.as_mut() {
+            // The level did not hold even relaxed (the finding stands for another reason, such as
+            // a projection): it is compared with its entry level, as a reader expects.
+            th.value = entered_at;
         }
         ev
     }
