@@ -6,7 +6,8 @@
 //! `cargo bench -p vramio --bench agent_cost` prints one row per viewer count. CPU is the sum of
 //! every thread's on-CPU time from `/proc/<pid>/task/*/schedstat` (nanoseconds; `/proc/<pid>/stat`
 //! counts 10 ms ticks, too coarse for 0.05%), over `VRAMIO_COST_SECS` seconds per row (default 60).
-//! `VRAMIO_COST_VIEWERS=0,1,10` picks the rows. The figures are the process' own; the viewers run
+//! `VRAMIO_COST_VIEWERS=0,1,10` picks the rows; `VRAMIO_COST_BIN=PATH` measures another `vramio`
+//! binary the same way (to compare with an older build). The figures are the process' own; the viewers run
 //! in this bench process and are not counted.
 
 use futures_util::StreamExt;
@@ -99,7 +100,10 @@ fn start_server() -> Server {
     let script = fake_nvml::ScriptFile::new();
     std::fs::write(script.path(), two_gpu_script(std::process::id())).expect("write script");
     let lib: PathBuf = fake_nvml::fake_nvml_path();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vramio"))
+    // `VRAMIO_COST_BIN` measures another build (an older one, to compare) the same way.
+    let bin = std::env::var_os("VRAMIO_COST_BIN")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_vramio")), PathBuf::from);
+    let mut child = Command::new(bin)
         .args(["serve", "--port", "0", "--interval", "1s", "--nvml-lib"])
         .arg(&lib)
         .env(fake_nvml::SCRIPT_ENV, script.path())
