@@ -101,8 +101,10 @@ fn start_server() -> Server {
     std::fs::write(script.path(), two_gpu_script(std::process::id())).expect("write script");
     let lib: PathBuf = fake_nvml::fake_nvml_path();
     // `VRAMIO_COST_BIN` measures another build (an older one, to compare) the same way.
-    let bin = std::env::var_os("VRAMIO_COST_BIN")
-        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_vramio")), PathBuf::from);
+    let bin = std::env::var_os("VRAMIO_COST_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_vramio")),
+        PathBuf::from,
+    );
     let mut child = Command::new(bin)
         .args(["serve", "--port", "0", "--interval", "1s", "--nvml-lib"])
         .arg(&lib)
