@@ -5,6 +5,7 @@
 //! protocol) and the unit newtypes in [`units`]. [`window::Ring`] is the bounded buffer both the hub
 //! and the frontend store keep. No I/O here: this crate builds for native and wasm32.
 
+pub mod access;
 pub mod diagnosis;
 pub mod frame;
 pub mod protocol;

@@ -74,6 +74,10 @@ pub enum ErrorCode {
     Unsupported,
     /// A host named in `subscribe` is not served here.
     UnknownHost,
+    /// The share link this viewer came through was revoked; the server closes the socket.
+    ShareRevoked,
+    /// The share link this viewer came through has expired; the server closes the socket.
+    ShareExpired,
 }
 
 /// Messages the client sends.
