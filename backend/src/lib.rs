@@ -10,12 +10,15 @@
 //!   (later also the fleet of remote hosts);
 //! - [`http`]: what a browser or script meets: the routes ([`http::app`]), the WebSocket session,
 //!   the same-origin checks and the embedded page (later auth, share links, `/metrics`);
+//! - [`access`]: who may see what: the state directory, the admin token, share links and the
+//!   server file the CLI finds a running server by (its HTTP side is `http::auth`);
 //! - [`cli`]: the commands a person runs (`serve`, `check`, `record`) and their flags;
 //! - [`ndjson`]: the recording file format that `record` writes and `check --from` reads (later
 //!   beside an `ingest/` stage for imports).
 //!
 //! `main.rs` only parses flags, sets up logging and hands over to [`cli`].
 
+pub mod access;
 pub mod cli;
 pub mod collect;
 pub mod http;

@@ -1,0 +1,465 @@
+//! Read-only share links (DESIGN section 7): records `{id, label, show_users, created, expires}`
+//! HMAC-SHA256-signed with a key of the state directory (`share-key`) and written atomically to
+//! `shares.json`, so links survive restarts and an edited record is caught.
+//!
+//! A link is `BASE/s/<id>#<secret>`, where the secret is the HMAC of the id: nothing secret is
+//! stored, the admin list can still copy a link, and rotating the key ([`Shares::rotate`]) ends every
+//! link at once. A store that cannot be read or verified is never rewritten: sharing stays off, with
+//! the reason, until a person fixes or removes the file.
+
+use super::state_dir::{StateDir, StateDirError};
+use super::token::hex;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+use shared::access::{CreateShare, ShareInfo, validate_create};
+use std::collections::BTreeMap;
+use std::sync::{Arc, PoisonError, RwLock};
+use subtle::ConstantTimeEq;
+use tokio::sync::watch;
+
+pub const STORE_FILE: &str = "shares.json";
+pub const KEY_FILE: &str = "share-key";
+const STORE_VERSION: u32 = 1;
+/// Random bytes in an id: 128 bits, 22 characters of base64url.
+const ID_BYTES: usize = 16;
+pub const ID_CHARS: usize = 22;
+/// Characters of a secret (32 bytes of HMAC in base64url).
+pub const SECRET_CHARS: usize = 43;
+/// Most links alive at once.
+pub const MAX_SHARES: usize = 1000;
+
+type HmacSha256 = Hmac<Sha256>;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Record {
+    id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
+    show_users: bool,
+    created_ms: u64,
+    expires_ms: u64,
+    /// Hex HMAC of the fields above.
+    sig: String,
+}
+
+/// The signed part of a record, in a fixed field order.
+#[derive(Serialize)]
+struct Signed<'a> {
+    v: u32,
+    id: &'a str,
+    label: &'a Option<String>,
+    show_users: bool,
+    created_ms: u64,
+    expires_ms: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoreFile {
+    version: u32,
+    shares: Vec<Record>,
+}
+
+/// What a share link lets its viewer see.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    pub id: String,
+    pub label: Option<String>,
+    pub show_users: bool,
+    pub expires_ms: u64,
+}
+
+/// Where a link stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Standing {
+    Active(Grant),
+    Expired,
+    /// Revoked, or never existed.
+    Gone,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShareError {
+    #[error("sharing is off: {0}")]
+    Off(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{MAX_SHARES} share links are active; revoke some first")]
+    TooMany,
+    #[error("cannot save the share links: {0}")]
+    Write(#[from] StateDirError),
+    #[error("no randomness from the OS: {0}")]
+    Random(String),
+}
+
+struct Key([u8; 32]);
+
+impl Key {
+    fn generate() -> Result<Key, ShareError> {
+        let mut k = [0u8; 32];
+        getrandom::fill(&mut k).map_err(|e| ShareError::Random(e.to_string()))?;
+        Ok(Key(k))
+    }
+
+    fn parse(bytes: &[u8]) -> Option<Key> {
+        let text = std::str::from_utf8(bytes).ok()?.trim();
+        if text.len() != 64 {
+            return None;
+        }
+        let mut k = [0u8; 32];
+        for (i, out) in k.iter_mut().enumerate() {
+            *out = u8::from_str_radix(text.get(i * 2..i * 2 + 2)?, 16).ok()?;
+        }
+        Some(Key(k))
+    }
+
+    fn mac(&self, domain: &[u8], data: &[u8]) -> [u8; 32] {
+        // HMAC takes keys of any length, so this never fails.
+        let mut mac = <HmacSha256 as Mac>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
+        mac.update(domain);
+        mac.update(data);
+        mac.finalize().into_bytes().into()
+    }
+
+    fn secret(&self, id: &str) -> String {
+        URL_SAFE_NO_PAD.encode(self.mac(b"vramio share secret\0", id.as_bytes()))
+    }
+
+    fn sign(&self, r: &Record) -> String {
+        let signed = Signed {
+            v: STORE_VERSION,
+            id: &r.id,
+            label: &r.label,
+            show_users: r.show_users,
+            created_ms: r.created_ms,
+            expires_ms: r.expires_ms,
+        };
+        let body = serde_json::to_vec(&signed).unwrap_or_default();
+        hex(&self.mac(b"vramio share record\0", &body))
+    }
+}
+
+/// Whether `id` has the shape of an id this server makes (22 base64url characters). Checked
+/// before any lookup, so hostile ids (huge, `../`, `:id`) never reach the store.
+pub fn well_formed_id(id: &str) -> bool {
+    id.len() == ID_CHARS
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+enum Inner {
+    Off {
+        reason: String,
+    },
+    On {
+        key: Key,
+        records: BTreeMap<String, Record>,
+    },
+}
+
+/// The share links of one server; cheap to clone.
+#[derive(Clone)]
+pub struct Shares {
+    dir: Option<StateDir>,
+    inner: Arc<RwLock<Inner>>,
+    /// Bumped on every revocation, so live viewer sessions look again.
+    changes: Arc<watch::Sender<u64>>,
+}
+
+impl Shares {
+    /// Opens the store in `dir`. Never fails: a damaged store turns sharing off, with
+    /// [`Shares::off_reason`] naming the file and the problem.
+    pub fn open(dir: StateDir) -> Shares {
+        let inner = match load(&dir) {
+            Ok((key, records)) => Inner::On { key, records },
+            Err(reason) => Inner::Off { reason },
+        };
+        Shares {
+            dir: Some(dir),
+            inner: Arc::new(RwLock::new(inner)),
+            changes: Arc::new(watch::channel(0).0),
+        }
+    }
+
+    /// Sharing switched off for `reason` (auth off, or no state directory).
+    pub fn off(reason: impl Into<String>) -> Shares {
+        Shares {
+            dir: None,
+            inner: Arc::new(RwLock::new(Inner::Off {
+                reason: reason.into(),
+            })),
+            changes: Arc::new(watch::channel(0).0),
+        }
+    }
+
+    /// Why sharing is off, if it is.
+    pub fn off_reason(&self) -> Option<String> {
+        match &*self.read() {
+            Inner::Off { reason } => Some(reason.clone()),
+            Inner::On { .. } => None,
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Notified whenever a link is revoked (or all are).
+    pub fn watch(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Creates a link; `base` is the URL it starts with (no trailing slash).
+    pub fn create(
+        &self,
+        req: &CreateShare,
+        now_ms: u64,
+        base: &str,
+    ) -> Result<ShareInfo, ShareError> {
+        let secs = validate_create(req).map_err(ShareError::Invalid)?;
+        let mut raw = [0u8; ID_BYTES];
+        getrandom::fill(&mut raw).map_err(|e| ShareError::Random(e.to_string()))?;
+        let id = URL_SAFE_NO_PAD.encode(raw);
+        let mut guard = self.write();
+        let Inner::On { key, records } = &mut *guard else {
+            return Err(self.off_error(&guard));
+        };
+        let mut next: BTreeMap<String, Record> = records
+            .iter()
+            .filter(|(_, r)| r.expires_ms > now_ms)
+            .map(|(k, r)| (k.clone(), r.clone()))
+            .collect();
+        if next.len() >= MAX_SHARES {
+            return Err(ShareError::TooMany);
+        }
+        let mut record = Record {
+            id: id.clone(),
+            label: req.label.clone().filter(|l| !l.trim().is_empty()),
+            show_users: req.show_users,
+            created_ms: now_ms,
+            expires_ms: now_ms.saturating_add(secs.saturating_mul(1000)),
+            sig: String::new(),
+        };
+        record.sig = key.sign(&record);
+        next.insert(id.clone(), record.clone());
+        self.save(&next)?;
+        *records = next;
+        Ok(info(key, &record, base))
+    }
+
+    /// Active links, soonest to expire first.
+    pub fn list(&self, now_ms: u64, base: &str) -> Result<Vec<ShareInfo>, ShareError> {
+        let guard = self.read();
+        let Inner::On { key, records } = &*guard else {
+            return Err(self.off_error(&guard));
+        };
+        let mut out: Vec<ShareInfo> = records
+            .values()
+            .filter(|r| r.expires_ms > now_ms)
+            .map(|r| info(key, r, base))
+            .collect();
+        out.sort_by_key(|s| (s.expires_ms, s.id.clone()));
+        Ok(out)
+    }
+
+    /// Revokes `id`; `false` when no such link is active.
+    pub fn revoke(&self, id: &str, now_ms: u64) -> Result<bool, ShareError> {
+        if !well_formed_id(id) {
+            return Ok(false);
+        }
+        let mut guard = self.write();
+        let Inner::On { records, .. } = &mut *guard else {
+            return Err(self.off_error(&guard));
+        };
+        if !records.get(id).is_some_and(|r| r.expires_ms > now_ms) {
+            return Ok(false);
+        }
+        let next: BTreeMap<String, Record> = records
+            .iter()
+            .filter(|(k, r)| k.as_str() != id && r.expires_ms > now_ms)
+            .map(|(k, r)| (k.clone(), r.clone()))
+            .collect();
+        self.save(&next)?;
+        *records = next;
+        drop(guard);
+        self.changes.send_modify(|g| *g += 1);
+        Ok(true)
+    }
+
+    /// A new key and an empty store: every link ends. Returns how many were active.
+    pub fn rotate(&self, now_ms: u64) -> Result<usize, ShareError> {
+        let mut guard = self.write();
+        let Inner::On { key, records } = &mut *guard else {
+            return Err(self.off_error(&guard));
+        };
+        let active = records.values().filter(|r| r.expires_ms > now_ms).count();
+        let new_key = Key::generate()?;
+        let dir = self.dir()?;
+        // The empty store first: a crash between the two writes leaves no link alive.
+        self.save(&BTreeMap::new())?;
+        dir.write_atomic(KEY_FILE, hex(&new_key.0).as_bytes())?;
+        *key = new_key;
+        records.clear();
+        drop(guard);
+        self.changes.send_modify(|g| *g += 1);
+        Ok(active)
+    }
+
+    /// Checks a link's secret (from a claim or a view cookie) in constant time.
+    pub fn check(&self, id: &str, secret: &str, now_ms: u64) -> Standing {
+        if !well_formed_id(id) || secret.len() != SECRET_CHARS {
+            return Standing::Gone;
+        }
+        let guard = self.read();
+        let Inner::On { key, records } = &*guard else {
+            return Standing::Gone;
+        };
+        let Some(record) = records.get(id) else {
+            return Standing::Gone;
+        };
+        if !bool::from(key.secret(id).as_bytes().ct_eq(secret.as_bytes())) {
+            return Standing::Gone;
+        }
+        standing(record, now_ms)
+    }
+
+    /// Where the link `id` stands (no secret: for sessions already let in, and for `/s/<id>`).
+    pub fn standing(&self, id: &str, now_ms: u64) -> Standing {
+        if !well_formed_id(id) {
+            return Standing::Gone;
+        }
+        match &*self.read() {
+            Inner::On { records, .. } => records
+                .get(id)
+                .map_or(Standing::Gone, |r| standing(r, now_ms)),
+            Inner::Off { .. } => Standing::Gone,
+        }
+    }
+
+    fn dir(&self) -> Result<&StateDir, ShareError> {
+        self.dir
+            .as_ref()
+            .ok_or_else(|| ShareError::Off("no state directory".into()))
+    }
+
+    fn off_error(&self, inner: &Inner) -> ShareError {
+        match inner {
+            Inner::Off { reason } => ShareError::Off(reason.clone()),
+            Inner::On { .. } => ShareError::Off(String::new()),
+        }
+    }
+
+    fn save(&self, records: &BTreeMap<String, Record>) -> Result<(), ShareError> {
+        let file = StoreFile {
+            version: STORE_VERSION,
+            shares: records.values().cloned().collect(),
+        };
+        let mut body = serde_json::to_vec_pretty(&file).unwrap_or_default();
+        body.push(b'\n');
+        self.dir()?.write_atomic(STORE_FILE, &body)?;
+        Ok(())
+    }
+}
+
+fn standing(r: &Record, now_ms: u64) -> Standing {
+    if r.expires_ms <= now_ms {
+        return Standing::Expired;
+    }
+    Standing::Active(Grant {
+        id: r.id.clone(),
+        label: r.label.clone(),
+        show_users: r.show_users,
+        expires_ms: r.expires_ms,
+    })
+}
+
+fn info(key: &Key, r: &Record, base: &str) -> ShareInfo {
+    ShareInfo {
+        id: r.id.clone(),
+        label: r.label.clone(),
+        show_users: r.show_users,
+        created_ms: r.created_ms,
+        expires_ms: r.expires_ms,
+        url: format!("{base}/s/{}#{}", r.id, key.secret(&r.id)),
+    }
+}
+
+/// Reads and verifies the key and the store; `Err` is the reason sharing is off.
+fn load(dir: &StateDir) -> Result<(Key, BTreeMap<String, Record>), String> {
+    let store_path = dir.file(STORE_FILE);
+    let key_path = dir.file(KEY_FILE);
+    let off = |problem: String| {
+        format!("{problem}; sharing is off until it is fixed (the file is kept as it is)")
+    };
+    let key_bytes = dir.read(KEY_FILE).map_err(|e| off(e.to_string()))?;
+    let key = match &key_bytes {
+        Some(b) => Some(
+            Key::parse(b)
+                .ok_or_else(|| off(format!("{} is not 64 hex digits", key_path.display())))?,
+        ),
+        None => None,
+    };
+    let store = dir.read(STORE_FILE).map_err(|e| off(e.to_string()))?;
+    let records: Vec<Record> = match &store {
+        None => Vec::new(),
+        Some(bytes) => {
+            let file: StoreFile = serde_json::from_slice(bytes).map_err(|e| {
+                off(format!(
+                    "{} is not a vramio share store: {e}",
+                    store_path.display()
+                ))
+            })?;
+            if file.version != STORE_VERSION {
+                return Err(off(format!(
+                    "{} is version {}; this vramio reads version {STORE_VERSION}",
+                    store_path.display(),
+                    file.version
+                )));
+            }
+            file.shares
+        }
+    };
+    let key = match key {
+        Some(k) => k,
+        None if records.is_empty() => {
+            let k = Key::generate().map_err(|e| off(e.to_string()))?;
+            dir.write_atomic(KEY_FILE, hex(&k.0).as_bytes())
+                .map_err(|e| off(e.to_string()))?;
+            k
+        }
+        None => {
+            return Err(off(format!(
+                "{} holds {} share links but {} is missing, so none can be checked",
+                store_path.display(),
+                records.len(),
+                key_path.display()
+            )));
+        }
+    };
+    let mut map = BTreeMap::new();
+    for r in records {
+        if !well_formed_id(&r.id) || !bool::from(key.sign(&r).as_bytes().ct_eq(r.sig.as_bytes())) {
+            return Err(off(format!(
+                "the record {:?} in {} carries no valid signature (edited by hand, or signed \
+                 with another {KEY_FILE})",
+                r.id.chars().take(40).collect::<String>(),
+                store_path.display()
+            )));
+        }
+        map.insert(r.id.clone(), r);
+    }
+    Ok((key, map))
+}
+
+#[cfg(test)]
+mod tests;
