@@ -106,7 +106,16 @@ fn start_server() -> Server {
         PathBuf::from,
     );
     let mut child = Command::new(bin)
-        .args(["serve", "--port", "0", "--interval", "1s", "--nvml-lib"])
+        // Auth costs only at the handshake; --no-auth keeps the bench able to measure old builds.
+        .args([
+            "serve",
+            "--no-auth",
+            "--port",
+            "0",
+            "--interval",
+            "1s",
+            "--nvml-lib",
+        ])
         .arg(&lib)
         .env(fake_nvml::SCRIPT_ENV, script.path())
         .env("VRAMIO_LOG", "warn")

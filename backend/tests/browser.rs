@@ -60,10 +60,21 @@ fn write_script(name: &str, json: &str) -> PathBuf {
     path
 }
 
-/// Starts `vramio serve` on `port` and waits for its "serving on" line.
-fn start_vramio(port: u16, nvml_lib: &PathBuf, script: Option<&PathBuf>) -> Killed {
+/// The state directory of the server on `port` (kept across its restarts, like a user's).
+fn state_dir(port: u16) -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "vramio-browser-{}-state-{port}",
+        std::process::id()
+    ))
+}
+
+/// Starts `vramio serve` on `port`, waits for its "serving on" line and returns the URL it
+/// printed (with its token).
+fn start_vramio(port: u16, nvml_lib: &PathBuf, script: Option<&PathBuf>) -> (Killed, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_vramio"));
     cmd.args(["serve", "--port", &port.to_string(), "--interval", "250ms"])
+        .arg("--state-dir")
+        .arg(state_dir(port))
         .arg("--nvml-lib")
         .arg(nvml_lib)
         .stdout(Stdio::piped())
@@ -79,9 +90,15 @@ fn start_vramio(port: u16, nvml_lib: &PathBuf, script: Option<&PathBuf>) -> Kill
         .expect("vramio printed nothing")
         .expect("stdout readable");
     assert!(line.contains("serving on"), "unexpected first line: {line}");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("a URL")
+        .to_owned();
+    assert!(url.contains("/?token="), "the URL carries the token: {url}");
     // Keep draining stdout so the child never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    Killed(child)
+    (Killed(child), url)
 }
 
 fn start_chromedriver() -> (Killed, u16) {
@@ -175,12 +192,10 @@ async fn live_page_shows_scripted_gpus_changes_and_survives_a_restart() {
     let nvml = fake_nvml();
     let script = write_script("two-gpus.json", &two_gpu_script(std::process::id()));
     let port = free_port();
-    let server = start_vramio(port, &nvml, Some(&script));
+    let (server, url) = start_vramio(port, &nvml, Some(&script));
     let (_driver, driver_port) = start_chromedriver();
     let c = browser(driver_port).await;
-    c.goto(&format!("http://127.0.0.1:{port}/"))
-        .await
-        .expect("open page");
+    c.goto(&url).await.expect("open page");
 
     wait_for(
         Duration::from_secs(20),
@@ -322,7 +337,7 @@ async fn live_page_shows_scripted_gpus_changes_and_survives_a_restart() {
     let seq_before = num_attr(&c, r#"[data-testid="last-seq"]"#, "data-seq")
         .await
         .expect("seq");
-    let _server = start_vramio(port, &nvml, Some(&script));
+    let (_server, _) = start_vramio(port, &nvml, Some(&script));
     wait_for(
         Duration::from_secs(20),
         "reconnect and new frames",
@@ -343,12 +358,10 @@ async fn live_page_shows_scripted_gpus_changes_and_survives_a_restart() {
 async fn no_driver_is_a_notice_not_a_crash() {
     let missing = PathBuf::from("/nonexistent/libnvidia-ml.so.1");
     let port = free_port();
-    let _server = start_vramio(port, &missing, None);
+    let (_server, url) = start_vramio(port, &missing, None);
     let (_driver, driver_port) = start_chromedriver();
     let c = browser(driver_port).await;
-    c.goto(&format!("http://127.0.0.1:{port}/"))
-        .await
-        .expect("open page");
+    c.goto(&url).await.expect("open page");
     let notice = wait_for(Duration::from_secs(20), "the no-driver notice", || async {
         text(&c, r#"[data-testid="nvml-notice"]"#)
             .await
@@ -443,12 +456,10 @@ async fn the_page_shows_the_same_verdict_path_and_suggestions_as_check() {
     assert!(!want_suggestions.is_empty());
 
     let port = free_port();
-    let _server = start_vramio(port, &nvml, Some(&script));
+    let (_server, url) = start_vramio(port, &nvml, Some(&script));
     let (_driver, driver_port) = start_chromedriver();
     let c = browser(driver_port).await;
-    c.goto(&format!("http://127.0.0.1:{port}/"))
-        .await
-        .expect("open page");
+    c.goto(&url).await.expect("open page");
     let banner = r#"[data-testid="verdict-banner"]"#;
     wait_for(Duration::from_secs(20), "the verdict banner", || async {
         (attr(&c, banner, "data-verdict").await.as_deref() == Some(verdict.as_str())).then_some(())

@@ -16,11 +16,14 @@ fn state() -> AppState {
         Duration::from_secs(1),
         HubConfig::for_interval(Duration::from_secs(1)),
     );
-    AppState::new(hub)
+    AppState::new(hub, vramio::http::auth::Auth::disabled())
 }
 
 async fn get(state: &AppState, path: &str, headers: &[(&str, &str)]) -> axum::response::Response {
     let mut req = Request::get(path);
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req = req.header("host", "localhost:7575");
+    }
     for (k, v) in headers {
         req = req.header(*k, *v);
     }

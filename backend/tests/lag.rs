@@ -34,6 +34,7 @@ fn start(hub: &Hub) -> (mpsc::Receiver<Message>, CancellationToken) {
         // Skips the wait for a first `subscribe`.
         since_seq: Some(0),
         cancel: cancel.clone(),
+        lease: None,
     };
     let client = stream::pending::<Result<Message, Infallible>>();
     tokio::spawn(session::run(params, sink, client));

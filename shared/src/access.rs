@@ -129,7 +129,7 @@ mod tests {
             expires_s: Some(MAX_SHARE_SECS + 1),
             ..CreateShare::default()
         };
-        assert!(validate_create(&long).unwrap_err().contains("30 days"));
+        assert!(validate_create(&long).is_err_and(|e| e.contains("30 days")));
         let zero = CreateShare {
             expires_s: Some(0),
             ..CreateShare::default()
@@ -139,7 +139,7 @@ mod tests {
             label: Some("a\u{1b}[31m".into()),
             ..CreateShare::default()
         };
-        assert!(validate_create(&bad_label).unwrap_err().contains("control"));
+        assert!(validate_create(&bad_label).is_err_and(|e| e.contains("control")));
     }
 
     #[test]

@@ -281,7 +281,7 @@ impl Shares {
         let Inner::On { records, .. } = &mut *guard else {
             return Err(self.off_error(&guard));
         };
-        if !records.get(id).is_some_and(|r| r.expires_ms > now_ms) {
+        if records.get(id).is_none_or(|r| r.expires_ms <= now_ms) {
             return Ok(false);
         }
         let next: BTreeMap<String, Record> = records

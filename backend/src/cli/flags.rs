@@ -34,6 +34,68 @@ pub enum Command {
     Record(RecordArgs),
     /// Print the JSON schema of frames and protocol messages.
     Schema,
+    /// Print the running server's dashboard URL with its token.
+    Url(ClientArgs),
+    /// Read-only share links of the running server: create, list, revoke.
+    Share(ShareArgs),
+}
+
+/// Flags of the commands that talk to a running server.
+#[derive(Debug, Clone, Args)]
+pub struct ClientArgs {
+    #[command(flatten)]
+    pub access: AccessArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ShareArgs {
+    #[command(subcommand)]
+    pub command: ShareCommand,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ShareCommand {
+    /// Create a read-only link; its last output line is the URL.
+    Create {
+        /// How long the link works (at most 30 days).
+        #[arg(long, default_value = "24h", value_parser = parse_share_expiry)]
+        expires: Duration,
+        /// A note for the list (who it is for).
+        #[arg(long)]
+        label: Option<String>,
+        /// Let the viewer see user names (hidden by default).
+        #[arg(long)]
+        show_users: bool,
+    },
+    /// List the active links.
+    List,
+    /// Revoke one link by its id, or every link with --all (a new signing key).
+    Revoke {
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        id: Option<String>,
+        #[arg(long)]
+        all: bool,
+    },
+}
+
+/// Where vramio keeps its secrets (every serving and client command).
+#[derive(Debug, Clone, Args)]
+pub struct AccessArgs {
+    /// Directory for the token, share links and the server file (mode 0700). Default:
+    /// $XDG_STATE_HOME/vramio, else ~/.local/state/vramio.
+    #[arg(long, env = "VRAMIO_STATE_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Read the admin token from this file (mode 0600) instead of the state directory's.
+    #[arg(long, env = "VRAMIO_TOKEN_FILE", value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+/// A `--listen` value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listen {
+    Unix(PathBuf),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -90,21 +152,81 @@ pub struct SamplingArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Address to listen on. Loopback by default: reach it through `ssh -L`.
+    /// Address to listen on. Loopback by default: reach it through `ssh -L`. Any other address
+    /// keeps auth on; use TLS there.
     #[arg(long, env = "VRAMIO_BIND", default_value = "127.0.0.1")]
     pub bind: IpAddr,
     /// Port to listen on (0 picks a free one).
     #[arg(long, env = "VRAMIO_PORT", default_value_t = 7575)]
     pub port: u16,
-    /// Serve without authentication. vramio has no authentication yet, so this is required to
-    /// --bind anything but loopback: it confirms that anyone who can reach the port may see this
-    /// host's GPUs, processes and disks.
+    /// Listen on a Unix socket (mode 0600) instead of TCP: `unix:PATH`. Forward it with
+    /// `ssh -L 7575:PATH server`.
+    #[arg(long, env = "VRAMIO_LISTEN", value_name = "unix:PATH", value_parser = parse_listen,
+          conflicts_with_all = ["bind", "port"])]
+    pub listen: Option<Listen>,
+    /// Serve HTTPS and WSS with this PEM certificate chain (with --tls-key).
+    #[arg(
+        long,
+        env = "VRAMIO_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(
+        long,
+        env = "VRAMIO_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
+    /// The address people reach this server by (a LAN name, a reverse proxy), e.g.
+    /// https://gpu7.lab.example: printed links use it, and its host and origin are allowed.
+    #[arg(long, env = "VRAMIO_PUBLIC_URL", value_name = "URL", value_parser = parse_public_url)]
+    pub public_url: Option<String>,
+    /// Serve without authentication: anyone who reaches the port sees this host's GPUs,
+    /// processes and disks. Refused with a non-loopback --bind.
     #[arg(long, env = "VRAMIO_NO_AUTH")]
     pub no_auth: bool,
+    #[command(flatten)]
+    pub access: AccessArgs,
     #[command(flatten)]
     pub diagnosis: DiagnosisArgs,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+}
+
+fn parse_listen(s: &str) -> Result<Listen, String> {
+    match s.strip_prefix("unix:") {
+        Some(path) if !path.is_empty() => Ok(Listen::Unix(PathBuf::from(path))),
+        _ => Err(format!(
+            "`{s}` is not unix:PATH (for TCP use --bind and --port)"
+        )),
+    }
+}
+
+/// `--public-url`: `http(s)://host[:port]`, normalised to an origin (no path: vramio serves at
+/// the root of its name).
+fn parse_public_url(s: &str) -> Result<String, String> {
+    crate::http::same_origin::parse_origin(s).ok_or_else(|| {
+        format!(
+            "`{s}` is not http://HOST[:PORT] or https://HOST[:PORT] (no path: serve vramio at the \
+             root of its own name)"
+        )
+    })
+}
+
+fn parse_share_expiry(s: &str) -> Result<Duration, String> {
+    let d = parse_window(s)?;
+    if d.as_secs() > shared::access::MAX_SHARE_SECS {
+        return Err(format!(
+            "{s} is longer than the 30 days a share link may live"
+        ));
+    }
+    if d.as_secs() == 0 {
+        return Err("a share link must live at least one second".into());
+    }
+    Ok(d)
 }
 
 fn parse_window(s: &str) -> Result<Duration, String> {
@@ -207,6 +329,44 @@ mod tests {
             panic!("serve");
         };
         assert!(s.no_auth && !s.bind.is_loopback());
+    }
+
+    #[test]
+    fn access_and_listen_flags() {
+        let Command::Serve(s) = parse(&[
+            "serve",
+            "--listen",
+            "unix:/run/user/1000/vramio.sock",
+            "--state-dir",
+            "/tmp/s",
+            "--public-url",
+            "https://GPU7.lab.example/",
+        ])
+        .expect("parses")
+        .into_command() else {
+            panic!("serve");
+        };
+        assert_eq!(
+            s.listen,
+            Some(Listen::Unix("/run/user/1000/vramio.sock".into()))
+        );
+        assert_eq!(s.public_url.as_deref(), Some("https://gpu7.lab.example"));
+        assert!(parse(&["--listen", "tcp:1.2.3.4:5"]).is_err());
+        assert!(parse(&["--listen", "unix:/x", "--port", "1"]).is_err());
+        assert!(parse(&["--tls-cert", "c.pem"]).is_err(), "needs --tls-key");
+        assert!(parse(&["--public-url", "https://x.example/vramio"]).is_err());
+        let Command::Share(sh) = parse(&["share", "create", "--expires", "3s", "--label", "ana"])
+            .expect("parses")
+            .into_command()
+        else {
+            panic!("share");
+        };
+        assert!(
+            matches!(sh.command, ShareCommand::Create { expires, .. } if expires.as_secs() == 3)
+        );
+        assert!(parse(&["share", "create", "--expires", "31d"]).is_err());
+        assert!(parse(&["share", "revoke"]).is_err(), "an id or --all");
+        assert!(parse(&["share", "revoke", "--all"]).is_ok());
     }
 
     #[test]

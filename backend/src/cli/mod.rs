@@ -2,6 +2,7 @@
 //! [`flags`] and the [`thresholds_file`] that `serve` and `check` read. [`run`] dispatches one.
 
 pub mod check;
+pub mod client;
 pub mod flags;
 pub mod record;
 pub mod serve;
@@ -14,12 +15,11 @@ use std::process::ExitCode;
 /// file), `check`'s 0-3, else 0 or 1.
 pub fn run(command: Command) -> ExitCode {
     let result = match command {
-        Command::Serve(args) if !args.bind.is_loopback() && !args.no_auth => {
+        Command::Serve(args) if !args.bind.is_loopback() && args.no_auth => {
             eprintln!(
-                "vramio: refusing to listen on {} without authentication, which vramio does not \
-                 have yet: anyone reaching that port would see this host's GPUs, processes and \
-                 users. Keep the default loopback bind and use `ssh -L`, or pass --no-auth to \
-                 accept that.",
+                "vramio: refusing to listen on {} without authentication: anyone reaching that \
+                 port would see this host's GPUs, processes and users. Drop --no-auth (the \
+                 token keeps it private), or keep the loopback bind.",
                 args.bind
             );
             return usage_error();
@@ -31,6 +31,8 @@ pub fn run(command: Command) -> ExitCode {
         Command::Check(args) => return check(args),
         Command::Record(args) => record(args),
         Command::Schema => schema(),
+        Command::Url(args) => client::url(&args),
+        Command::Share(args) => client::share(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,9 +1,19 @@
 //! `vramio serve`: sample this host on the sampler thread, diagnose each tick, and serve the
 //! dashboard until SIGINT/SIGTERM, then close every WebSocket session cleanly.
+//!
+//! Start-up opens the state directory (token, share links), binds TCP, TLS or a Unix socket,
+//! prints the URL with its token, and leaves `server.json` for `vramio url` and `vramio share`.
 
-use super::flags::ServeArgs;
+use super::flags::{Listen, ServeArgs};
+use crate::access::server_file::{Endpoint, ServerFile};
+use crate::access::shares::Shares;
+use crate::access::state_dir::StateDir;
+use crate::access::token::Token;
 use crate::collect::sampler::{self, Sampler, SamplerConfig};
 use crate::collect::sources::Sources;
+use crate::http::auth::Auth;
+use crate::http::listen::{self, Bound};
+use crate::http::same_origin::HostPolicy;
 use crate::http::{AppState, app};
 use crate::hub::diagnoser::{DEFAULT_WINDOW, Diagnoser};
 use crate::hub::{Hub, HubConfig};
@@ -29,25 +39,62 @@ async fn serve_async(
 ) -> anyhow::Result<()> {
     let host = super::hostname();
     let interval = args.sampling.interval;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(listen::tls_config(cert, key)?),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let (token, dir) = if args.no_auth {
+        (None, None)
+    } else {
+        let dir = StateDir::open(args.access.state_dir.as_deref())?;
+        let token = match &args.access.token_file {
+            Some(file) => Token::from_file(file)?,
+            None => Token::load_or_create(&dir)?,
+        };
+        (Some(token), Some(dir))
+    };
+    let shares = match &dir {
+        Some(dir) => {
+            let shares = Shares::open(dir.clone());
+            if let Some(reason) = shares.off_reason() {
+                eprintln!("vramio: {reason}");
+                tracing::error!(%reason, "share store");
+            }
+            shares
+        }
+        None => Shares::off("authentication is off (--no-auth)"),
+    };
+
+    // Bind before any thread starts: the Unix socket is made under a narrowed umask.
+    let (bound, endpoint) = bind(&args, tls.clone()).await?;
+    let beyond_loopback = matches!(&endpoint, Endpoint::Tcp { addr } if !addr.ip().is_loopback());
+    let public_host = args
+        .public_url
+        .as_deref()
+        .and_then(|u| u.split_once("://"))
+        .map(|(_, a)| crate::http::same_origin::host_of(a));
+    let mut names: Vec<String> = public_host.into_iter().collect();
+    if beyond_loopback {
+        names.push(host.to_ascii_lowercase());
+    }
+    let policy = HostPolicy {
+        any_ip: beyond_loopback,
+        names,
+    };
+    let auth = Auth::new(
+        token.clone(),
+        shares,
+        tls.is_some(),
+        policy,
+        args.public_url.clone(),
+    );
+
     let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
     let hub = Hub::new(host.clone(), interval, config);
-    let mut state = AppState::new(hub.clone());
-    if !args.bind.is_loopback() {
-        state.host_policy = crate::http::same_origin::HostPolicy::Any;
-        tracing::warn!(
-            bind = %args.bind,
-            "listening beyond loopback without authentication: anyone who can reach this port \
-             sees this host's GPUs, processes and disks"
-        );
-    }
+    let state = AppState::new(hub.clone(), auth);
     let shutdown = state.shutdown.clone();
     let sessions = state.sessions.clone();
-
-    let addr = SocketAddr::new(args.bind, args.port);
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
-    let local = listener.local_addr().context("no local address")?;
 
     let sources = Sources::system_default(args.sampling.nvml_lib.clone());
     let sampler = Sampler::new(sources, SamplerConfig { host, interval })
@@ -56,40 +103,122 @@ async fn serve_async(
     let sampling =
         sampler::spawn(sampler, hub, diagnoser).context("cannot start the sampler thread")?;
 
-    let shown = if local.ip().is_unspecified() {
-        SocketAddr::new([127, 0, 0, 1].into(), local.port())
-    } else {
-        local
-    };
-    println!(
-        "vramio {} serving on http://{shown}/",
-        env!("CARGO_PKG_VERSION")
-    );
-    if !crate::http::assets::has_bundle() {
-        println!("(no frontend bundle in this build: run `cargo xtask run` for the page)");
-    }
-    if local.ip().is_loopback() {
-        println!(
-            "from your laptop: ssh -L {p}:localhost:{p} <this server>, then open http://localhost:{p}/",
-            p = local.port()
+    let base_url = base_url(&endpoint, scheme, args.public_url.as_deref());
+    announce(&endpoint, &base_url, token.as_ref());
+    if beyond_loopback && tls.is_none() {
+        tracing::warn!(
+            "listening beyond loopback over plain HTTP: the token and the data cross the network \
+             unencrypted; serve TLS (--tls-cert/--tls-key) or put a TLS reverse proxy in front"
         );
+    }
+    if let Some(dir) = &dir {
+        let file = ServerFile {
+            pid: std::process::id(),
+            base_url: base_url.clone(),
+            endpoint: endpoint.clone(),
+            tls_cert: args
+                .tls_cert
+                .as_ref()
+                .map(|c| std::fs::canonicalize(c).unwrap_or_else(|_| c.clone())),
+        };
+        if let Err(e) = file.write(dir) {
+            tracing::warn!(error = %e, "cannot write the server file: `vramio url` and `vramio share` will not find this server");
+        }
     }
 
     let stop = shutdown.clone();
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(async move {
-            wait_for_signal().await;
-            tracing::info!("shutting down");
-            stop.cancel();
-        })
-        .await
-        .context("server failed")?;
+    let served = listen::serve(bound, app(state), async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        stop.cancel();
+    })
+    .await;
+    if let Some(dir) = &dir {
+        ServerFile::remove_if_mine(dir);
+    }
+    served.context("server failed")?;
     // axum does not wait for upgraded WebSocket tasks: wait (briefly) for their Close frames.
     shutdown.cancel();
     sessions.close();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), sessions.wait()).await;
     let _ = tokio::task::spawn_blocking(move || sampling.stop_and_join()).await;
     Ok(())
+}
+
+/// Binds what the flags ask for: a Unix socket, or TCP (with TLS when configured).
+async fn bind(
+    args: &ServeArgs,
+    tls: Option<std::sync::Arc<rustls::ServerConfig>>,
+) -> anyhow::Result<(Bound, Endpoint)> {
+    if let Some(Listen::Unix(path)) = &args.listen {
+        let l = listen::bind_unix(path)?;
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        return Ok((Bound::Unix(l, path.clone()), Endpoint::Unix { path }));
+    }
+    let addr = SocketAddr::new(args.bind, args.port);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener.local_addr().context("no local address")?;
+    let bound = match tls {
+        Some(config) => Bound::Tls(listen::TlsListener::new(listener, config)?),
+        None => Bound::Tcp(listener),
+    };
+    Ok((bound, Endpoint::Tcp { addr: local }))
+}
+
+/// The URL people open, without the token: `--public-url`, else the listening address (loopback
+/// for an unspecified bind), else for a Unix socket the usual `ssh -L 7575:` forward.
+fn base_url(endpoint: &Endpoint, scheme: &str, public_url: Option<&str>) -> String {
+    if let Some(u) = public_url {
+        return u.to_owned();
+    }
+    match endpoint {
+        Endpoint::Tcp { addr } => {
+            let shown = if addr.ip().is_unspecified() {
+                SocketAddr::new([127, 0, 0, 1].into(), addr.port())
+            } else {
+                *addr
+            };
+            format!("{scheme}://{shown}")
+        }
+        Endpoint::Unix { .. } => format!("{scheme}://localhost:7575"),
+    }
+}
+
+/// The startup lines: the URL with its token (the one place the token is printed).
+fn announce(endpoint: &Endpoint, base_url: &str, token: Option<&Token>) {
+    let url = dashboard_url(base_url, token);
+    let version = env!("CARGO_PKG_VERSION");
+    match endpoint {
+        Endpoint::Tcp { addr } => {
+            println!("vramio {version} serving on {url}");
+            if !crate::http::assets::has_bundle() {
+                println!("(no frontend bundle in this build: run `cargo xtask run` for the page)");
+            }
+            if addr.ip().is_loopback() {
+                println!(
+                    "from your laptop: ssh -L {p}:localhost:{p} <this server>, then open the URL above",
+                    p = addr.port()
+                );
+            }
+        }
+        Endpoint::Unix { path } => {
+            println!("vramio {version} serving on unix:{}", path.display());
+            println!(
+                "from your laptop: ssh -L 7575:{} <this server>, then open {url}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// `BASE/?token=TOKEN`, or `BASE/` without auth.
+pub fn dashboard_url(base_url: &str, token: Option<&Token>) -> String {
+    match token {
+        Some(t) => format!("{base_url}/?token={}", t.expose()),
+        None => format!("{base_url}/"),
+    }
 }
 
 pub(crate) async fn wait_for_signal() {

@@ -1,16 +1,21 @@
-//! The HTTP surface: `/ws`, `/api/snapshot`, `/api/health`, `/api/schema` and the embedded page.
+//! The HTTP surface: `/ws`, `/api/snapshot`, `/api/health`, `/api/schema`, the share-link routes
+//! and the embedded page.
 //!
-//! [`app`] is the only place routes are wired; `main.rs` and the tests both call it. Responses are
-//! compressed when the client accepts it and carry the security headers of DESIGN section 7.
+//! [`app`] is the only place routes are wired; `main.rs` and the tests both call it. Every request
+//! passes [`auth::guard`] (host, origin, credentials) first; each route group then says who may
+//! use it: anyone (the page, `/api/session`, a link's claim), any viewer (the live data), or the
+//! admin (the share API). Bodies are bounded, responses are compressed when the client accepts
+//! it and carry the security headers of DESIGN section 7.
 
-use super::same_origin::{self, HostPolicy};
-use super::session::{self, SessionParams};
+use super::auth::{self, Access, Auth, Granted};
+use super::session::{self, SessionParams, ViewLease};
+use super::share_routes;
 use crate::hub::Hub;
 use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::{Query, State};
+use axum::extract::{DefaultBodyLimit, Extension, Query, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, delete, get, post};
 use axum::{Json, Router};
 use futures_util::StreamExt;
 use serde::Deserialize;
@@ -45,8 +50,8 @@ pub struct AppState {
     /// Tracks WebSocket sessions so shutdown can wait for their Close frames.
     pub sessions: TaskTracker,
     pub started: Instant,
-    /// Which `Host` names are served (loopback only while bound to loopback).
-    pub host_policy: HostPolicy,
+    /// Credentials, origins and share links.
+    pub auth: Auth,
     /// One permit per WebSocket viewer: connections are bounded.
     pub viewers: Arc<Semaphore>,
 }
@@ -55,31 +60,54 @@ pub struct AppState {
 /// `CHANNEL_CAPACITY` frame references plus its socket buffers.
 pub const MAX_VIEWERS: usize = 1024;
 
+/// Largest request body any route reads (share requests and claims are a few hundred bytes).
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
 impl AppState {
-    pub fn new(hub: Hub) -> Self {
+    /// A server for `hub` that authenticates as `auth` says ([`Auth::disabled`] for none).
+    pub fn new(hub: Hub, auth: Auth) -> Self {
         AppState {
             hub,
             shutdown: CancellationToken::new(),
             sessions: TaskTracker::new(),
             started: Instant::now(),
-            host_policy: HostPolicy::LoopbackOnly,
+            auth,
             viewers: Arc::new(Semaphore::new(MAX_VIEWERS)),
         }
     }
 }
 
 /// Every route of the server.
-pub fn app(state: AppState) -> Router {
-    Router::new()
+pub fn app(state: AppState) -> Router<()> {
+    let public = Router::new()
+        .route("/api/session", get(share_routes::session))
+        .route("/api/claim", post(share_routes::claim))
+        .route("/s/{*id}", get(share_routes::link_page));
+    let viewer = Router::new()
         .route("/ws", get(ws))
         .route("/api/snapshot", get(snapshot))
         .route("/api/health", get(health))
         .route("/api/schema", get(schema))
-        .route("/api/{*rest}", get(api_not_found))
+        .route("/api/{*rest}", any(api_not_found))
+        .route_layer(axum::middleware::from_fn(auth::require_viewer));
+    let admin = Router::new()
+        .route(
+            "/api/shares",
+            get(share_routes::list)
+                .post(share_routes::create)
+                .delete(share_routes::revoke_all),
+        )
+        .route("/api/shares/{id}", delete(share_routes::revoke))
+        .route_layer(axum::middleware::from_fn(auth::require_admin));
+    Router::new()
+        .merge(public)
+        .merge(viewer)
+        .merge(admin)
         .fallback(get(static_file))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn_with_state(
-            state.host_policy,
-            same_origin::layer,
+            state.auth.clone(),
+            auth::guard,
         ))
         .with_state(state)
         .layer(CompressionLayer::new())
@@ -100,9 +128,17 @@ struct WsQuery {
 
 async fn ws(
     State(state): State<AppState>,
+    Extension(granted): Extension<Granted>,
     Query(q): Query<WsQuery>,
     upgrade: WebSocketUpgrade,
 ) -> Response {
+    let lease = match granted.0 {
+        Some(Access::Viewer(grant)) => Some(ViewLease {
+            grant,
+            shares: state.auth.shares().clone(),
+        }),
+        _ => None,
+    };
     let Ok(permit) = state.viewers.clone().try_acquire_owned() else {
         return error_response(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -121,6 +157,7 @@ async fn ws(
                 version: env!("CARGO_PKG_VERSION"),
                 since_seq: q.since_seq,
                 cancel: state.shutdown.clone(),
+                lease,
             };
             let sessions = state.sessions.clone();
             async move {
@@ -137,13 +174,18 @@ async fn ws(
 
 /// `{"frame": <latest frame>, "diagnosis": <latest diagnosis>}`, from the encodings the hub
 /// already holds (the diagnosis is absent until the first one is made).
-async fn snapshot(State(state): State<AppState>) -> Response {
+async fn snapshot(
+    State(state): State<AppState>,
+    Extension(granted): Extension<Granted>,
+) -> Response {
+    let show_users = granted.0.as_ref().is_some_and(Access::show_users);
     match state.hub.latest() {
         Some(entry) => {
             let diagnosis = state.hub.latest_diagnosis();
-            let mut body = String::with_capacity(entry.frame_json().len() + 4096);
+            let frame = entry.frame_json_for(show_users);
+            let mut body = String::with_capacity(frame.len() + 4096);
             body.push_str(r#"{"frame":"#);
-            body.push_str(entry.frame_json());
+            body.push_str(frame);
             if let Some(d) = &diagnosis {
                 body.push_str(r#","diagnosis":"#);
                 body.push_str(d.diagnosis_json());
@@ -196,6 +238,7 @@ async fn static_file(uri: Uri) -> Response {
     super::assets::serve(uri).await
 }
 
-fn error_response(code: StatusCode, id: &str, message: &str) -> Response {
+/// An [`shared::access::ApiError`] body with `code`.
+pub fn error_response(code: StatusCode, id: &str, message: &str) -> Response {
     (code, Json(json!({ "error": id, "message": message }))).into_response()
 }

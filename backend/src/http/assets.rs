@@ -30,7 +30,16 @@ pub fn has_bundle() -> bool {
 
 /// Serves an embedded file by path; `/` is `index.html`. Unknown paths are 404.
 pub async fn serve(uri: Uri) -> Response {
-    let path = uri.path().trim_start_matches('/');
+    serve_path(uri.path()).await
+}
+
+/// The page itself (also at `/s/<id>`).
+pub async fn serve_index() -> Response {
+    serve_path("/index.html").await
+}
+
+async fn serve_path(path: &str) -> Response {
+    let path = path.trim_start_matches('/');
     let path = if path.is_empty() { "index.html" } else { path };
     match Bundle::get(path) {
         Some(file) => {

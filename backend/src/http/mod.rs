@@ -1,9 +1,15 @@
-//! What browsers and scripts meet: the routes ([`app::app`]), one WebSocket [`session`] per
-//! viewer, the [`same_origin`] checks and the embedded page ([`assets`]).
+//! What browsers and scripts meet: the routes ([`app::app`]), the credential and origin checks
+//! ([`auth`], [`same_origin`]), the share-link routes ([`share_routes`]), one WebSocket
+//! [`session`] per viewer, the embedded page ([`assets`]) and the listeners ([`listen`]: TCP,
+//! TLS, a Unix socket).
 
 pub mod app;
 pub mod assets;
+pub mod auth;
+pub mod listen;
+pub mod pinned;
 pub mod same_origin;
 pub mod session;
+pub mod share_routes;
 
 pub use app::{AppState, app};

@@ -7,7 +7,12 @@
 //! Falling behind the hub's channel is caught up from the history ring (as `backfill`), and
 //! `lagged { skipped }` counts only the frames the ring no longer holds; the stream goes on. Bad
 //! client messages get `error`; oversized ones close the socket with 1009.
+//!
+//! A share-link viewer's session carries a [`ViewLease`]: it hides user names unless the link
+//! shows them, and ends (an `error` of `share_revoked` / `share_expired`, then close code 4403) the
+//! moment the link is revoked or expires.
 
+use crate::access::shares::{Grant, Shares, Standing};
 use crate::hub::{Entry, Hub};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
@@ -35,6 +40,8 @@ pub const BACKFILL_CHUNK_BYTES: usize = super::app::WS_WRITE_BUFFER / 2;
 /// RFC 6455 close codes used here.
 const CLOSE_GOING_AWAY: u16 = 1001;
 const CLOSE_TOO_BIG: u16 = 1009;
+/// Private-use close code: the share link this viewer came by has ended.
+pub const CLOSE_SHARE_ENDED: u16 = 4403;
 
 /// Why a session ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -43,6 +50,15 @@ pub enum Ended {
     ServerShutdown,
     TooBig,
     WriteFailed,
+    ShareRevoked,
+    ShareExpired,
+}
+
+/// What a share-link viewer was let in with, and where to look whether it still holds.
+#[derive(Clone)]
+pub struct ViewLease {
+    pub grant: Grant,
+    pub shares: Shares,
 }
 
 /// What the session needs besides the socket.
@@ -53,11 +69,15 @@ pub struct SessionParams {
     /// `since_seq` given in the URL: skips the wait for a first `subscribe`.
     pub since_seq: Option<u64>,
     pub cancel: CancellationToken,
+    /// Set for a share-link viewer; `None` for the admin.
+    pub lease: Option<ViewLease>,
 }
 
 struct Session<S> {
     sink: S,
     hub: Hub,
+    /// Whether frames keep their user names.
+    show_users: bool,
     /// Highest seq sent to this client, or (before any) the seq just before the first frame
     /// this session could have seen: every frame up to it is accounted for.
     cursor: u64,
@@ -76,10 +96,12 @@ where
         version,
         since_seq,
         cancel,
+        lease,
     } = params;
     let mut s = Session {
         sink,
         hub: hub.clone(),
+        show_users: lease.as_ref().is_none_or(|l| l.grant.show_users),
         cursor: 0,
         reported_state: None,
     };
@@ -133,9 +155,30 @@ where
     let overdue = tokio::time::sleep(overdue_after);
     tokio::pin!(overdue);
     let mut watching = true;
+    // A viewer's link: its expiry as a timer, its revocation through the store's change feed.
+    let mut link_changes = lease.as_ref().map(|l| l.shares.watch());
+    let expires_in = lease.as_ref().map_or(Duration::MAX, |l| {
+        Duration::from_millis(l.grant.expires_ms.saturating_sub(super::auth::now_ms()))
+    });
+    let expiry = tokio::time::sleep(expires_in.min(Duration::from_secs(400 * 24 * 3600)));
+    tokio::pin!(expiry);
     loop {
         let step = tokio::select! {
             () = cancel.cancelled() => Err(Ended::ServerShutdown),
+            () = &mut expiry, if lease.is_some() => Err(Ended::ShareExpired),
+            changed = async {
+                match link_changes.as_mut() {
+                    Some(rx) => rx.changed().await,
+                    None => std::future::pending().await,
+                }
+            }, if lease.is_some() => match (changed, &lease) {
+                (Ok(()), Some(l)) => match l.shares.standing(&l.grant.id, super::auth::now_ms()) {
+                    Standing::Active(_) => Ok(()),
+                    Standing::Expired => Err(Ended::ShareExpired),
+                    Standing::Gone => Err(Ended::ShareRevoked),
+                },
+                _ => Err(Ended::ShareRevoked),
+            },
             live = rx.recv() => match live {
                 Ok(entry) => {
                     overdue.as_mut().reset(tokio::time::Instant::now() + overdue_after);
@@ -260,7 +303,8 @@ impl<S: Sink<Message> + Unpin> Session<S> {
             return Ok(());
         }
         self.cursor = entry.seq;
-        self.send(Message::Text(entry.message())).await
+        self.send(Message::Text(entry.message_for(self.show_users)))
+            .await
     }
 
     /// Sends every held frame after `since` in `backfill` chunks, built from the frames' existing
@@ -289,7 +333,7 @@ impl<S: Sink<Message> + Unpin> Session<S> {
                 .iter()
                 .take(BACKFILL_CHUNK)
                 .take_while(|e| {
-                    bytes += e.frame_json().len() + 1;
+                    bytes += e.frame_json_for(self.show_users).len() + 1;
                     bytes <= BACKFILL_CHUNK_BYTES
                 })
                 .count()
@@ -304,7 +348,7 @@ impl<S: Sink<Message> + Unpin> Session<S> {
                 if i > 0 {
                     text.push(',');
                 }
-                text.push_str(e.frame_json());
+                text.push_str(e.frame_json_for(self.show_users));
             }
             text.push_str("]}");
             self.send(Message::Text(text.into())).await?;
@@ -356,6 +400,27 @@ impl<S: Sink<Message> + Unpin> Session<S> {
         let (code, reason) = match ended {
             Ended::ServerShutdown => (CLOSE_GOING_AWAY, "server shutting down"),
             Ended::TooBig => (CLOSE_TOO_BIG, "message too big"),
+            Ended::ShareRevoked | Ended::ShareExpired => {
+                let (code, message, reason) = if ended == Ended::ShareRevoked {
+                    (
+                        ErrorCode::ShareRevoked,
+                        "this link was revoked",
+                        "share link revoked",
+                    )
+                } else {
+                    (
+                        ErrorCode::ShareExpired,
+                        "this link has expired",
+                        "share link expired",
+                    )
+                };
+                let msg = ServerMsg::Error {
+                    code,
+                    message: message.into(),
+                };
+                let _ = tokio::time::timeout(Duration::from_secs(1), self.send_msg(&msg)).await;
+                (CLOSE_SHARE_ENDED, reason)
+            }
             Ended::ClientClosed | Ended::WriteFailed => return ended,
         };
         let frame = CloseFrame {

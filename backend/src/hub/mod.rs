@@ -18,7 +18,7 @@ use shared::diagnosis::Diagnosis;
 use shared::window::Ring;
 use shared::{Frame, HostState};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
 
@@ -43,18 +43,77 @@ pub struct Entry {
     pub seq: u64,
     pub t_ms: u64,
     message: Utf8Bytes,
+    /// Whether any process in it names its user.
+    has_users: bool,
+    /// The message without user names, made on first demand (a share link that hides them).
+    without_users: OnceLock<Utf8Bytes>,
 }
 
 impl Entry {
+    fn new(seq: u64, frame: &Frame, message: String) -> Entry {
+        let has_users = frame
+            .gpus
+            .iter()
+            .flat_map(|g| g.processes.iter().flatten())
+            .any(|p| p.user.is_some());
+        Entry {
+            seq,
+            t_ms: frame.t_ms,
+            message: Utf8Bytes::from(message),
+            has_users,
+            without_users: OnceLock::new(),
+        }
+    }
+
     /// The whole `{"type":"frame","frame":{...}}` message, cheap to clone for every session.
     pub fn message(&self) -> Utf8Bytes {
         self.message.clone()
     }
     /// Just the frame's JSON object (for `/api/snapshot` and backfill).
     pub fn frame_json(&self) -> &str {
-        let s = self.message.as_str();
-        &s[FRAME_MSG_PREFIX.len()..s.len() - 1]
+        frame_part(self.message.as_str())
     }
+
+    /// [`Entry::message`], or with `show_users` false the same frame without user names.
+    pub fn message_for(&self, show_users: bool) -> Utf8Bytes {
+        if show_users || !self.has_users {
+            return self.message.clone();
+        }
+        self.without_users().clone()
+    }
+
+    /// [`Entry::frame_json`], or with `show_users` false the frame without user names.
+    pub fn frame_json_for(&self, show_users: bool) -> &str {
+        if show_users || !self.has_users {
+            return self.frame_json();
+        }
+        frame_part(self.without_users().as_str())
+    }
+
+    fn without_users(&self) -> &Utf8Bytes {
+        self.without_users.get_or_init(|| {
+            // Decoding what this hub encoded cannot fail; if it ever did, the viewer gets a
+            // frame with no GPUs rather than one with user names.
+            let mut frame: Frame = serde_json::from_str(self.frame_json())
+                .unwrap_or_else(|_| Frame::empty("", self.seq, self.t_ms, 0));
+            for p in frame
+                .gpus
+                .iter_mut()
+                .flat_map(|g| g.processes.iter_mut().flatten())
+            {
+                p.user = None;
+            }
+            let mut message = String::with_capacity(self.message.len());
+            message.push_str(FRAME_MSG_PREFIX);
+            message.push_str(&serde_json::to_string(&frame).unwrap_or_else(|_| "{}".into()));
+            message.push('}');
+            Utf8Bytes::from(message)
+        })
+    }
+}
+
+fn frame_part(message: &str) -> &str {
+    &message[FRAME_MSG_PREFIX.len()..message.len() - 1]
 }
 
 const DIAGNOSIS_MSG_PREFIX: &str = r#"{"type":"diagnosis","host":"#;
@@ -228,11 +287,7 @@ impl Hub {
         Ok(Prepared {
             hub: self,
             _turn: turn,
-            entry: Arc::new(Entry {
-                seq,
-                t_ms: frame.t_ms,
-                message: Utf8Bytes::from(message),
-            }),
+            entry: Arc::new(Entry::new(seq, &frame, message)),
         })
     }
 

@@ -25,7 +25,7 @@ pub async fn server(config: HubConfig) -> Server {
 
 /// A server around `hub` (another interval, say).
 pub async fn server_with(hub: Hub) -> Server {
-    let state = AppState::new(hub.clone());
+    let state = AppState::new(hub.clone(), vramio::http::auth::Auth::disabled());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind port 0");

@@ -1,0 +1,416 @@
+//! Every request's credentials and origin (DESIGN section 7), checked in one middleware
+//! ([`guard`]) before any route runs, and the per-route requirements ([`require_viewer`],
+//! [`require_admin`]).
+//!
+//! Credentials, in order: `Authorization: Bearer` (scripts, hubs, Prometheus); `?token=` on a
+//! GET, answered with a 303 to the same URL without it and the admin cookie; the admin cookie
+//! `vramio-<port>`; a share link's view cookie `vramio-<port>-view`. Cookies are named by the
+//! port the browser addressed, since browsers do not separate cookies by port and every `ssh -L`
+//! server is `localhost`. A cookie counts only on requests whose `Origin`, when a browser must
+//! send one (WebSocket upgrades, anything but GET/HEAD), is this server's own.
+
+use super::same_origin::{HostPolicy, origin_of, parse_origin, split_authority};
+use crate::access::shares::{Grant, Shares, Standing};
+use crate::access::token::Token;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Response};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// Warnings about refused credentials come at most this often.
+pub const WARN_EVERY: Duration = Duration::from_secs(10);
+/// Admin cookies live a year (the token is what ends them).
+const ADMIN_COOKIE_MAX_AGE_S: u64 = 365 * 24 * 3600;
+
+/// What a request may do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    Admin,
+    Viewer(Grant),
+}
+
+impl Access {
+    /// Whether user names may be shown to it.
+    pub fn show_users(&self) -> bool {
+        match self {
+            Access::Admin => true,
+            Access::Viewer(g) => g.show_users,
+        }
+    }
+}
+
+/// The request's [`Access`], put in its extensions by [`guard`]; `None` without credentials.
+#[derive(Clone, Debug)]
+pub struct Granted(pub Option<Access>);
+
+/// How this server authenticates; cheap to clone.
+#[derive(Clone)]
+pub struct Auth {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// `None`: `--no-auth`, everyone is admin.
+    token: Option<Token>,
+    shares: Shares,
+    /// Serving HTTPS: `Origin`s are `https://`, cookies are `Secure`.
+    tls: bool,
+    hosts: HostPolicy,
+    /// The `--public-url` origin, allowed besides the server's own.
+    public_origin: Option<String>,
+    failures: FailureLog,
+}
+
+impl Auth {
+    pub fn new(
+        token: Option<Token>,
+        shares: Shares,
+        tls: bool,
+        hosts: HostPolicy,
+        public_origin: Option<String>,
+    ) -> Auth {
+        Auth {
+            inner: Arc::new(Inner {
+                token,
+                shares,
+                tls,
+                hosts,
+                public_origin,
+                failures: FailureLog::default(),
+            }),
+        }
+    }
+
+    /// No authentication, loopback names only, no sharing (tests, `--no-auth`).
+    pub fn disabled() -> Auth {
+        Auth::new(
+            None,
+            Shares::off("authentication is off (--no-auth)"),
+            false,
+            HostPolicy::loopback_only(),
+            None,
+        )
+    }
+
+    pub fn shares(&self) -> &Shares {
+        &self.inner.shares
+    }
+    pub fn enabled(&self) -> bool {
+        self.inner.token.is_some()
+    }
+    pub fn tls(&self) -> bool {
+        self.inner.tls
+    }
+    pub fn scheme(&self) -> &'static str {
+        if self.inner.tls { "https" } else { "http" }
+    }
+    pub fn public_origin(&self) -> Option<&str> {
+        self.inner.public_origin.as_deref()
+    }
+
+    /// Whether `Set-Cookie` should say `Secure`: under TLS, or behind an https public URL.
+    fn secure_cookies(&self) -> bool {
+        self.inner.tls
+            || self
+                .inner
+                .public_origin
+                .as_deref()
+                .is_some_and(|o| o.starts_with("https://"))
+    }
+
+    /// The `Set-Cookie` value for a view cookie that lives `max_age_s`.
+    pub fn view_cookie(&self, port: &str, value: &str, max_age_s: u64) -> String {
+        cookie(
+            &format!("vramio-{port}-view"),
+            value,
+            max_age_s,
+            self.secure_cookies(),
+        )
+    }
+
+    /// Decides a request from its method, path, query and headers: the pure core of [`guard`],
+    /// which the benchmark times.
+    pub fn decide(&self, method: &Method, query: Option<&str>, headers: &HeaderMap) -> Decision {
+        let Some(authority) = authority(headers) else {
+            return Decision::Refuse(StatusCode::BAD_REQUEST, "a request must name its Host");
+        };
+        let (host, port) = split_authority(authority);
+        if !self.inner.hosts.allows(&host.to_ascii_lowercase()) {
+            return Decision::Refuse(
+                StatusCode::FORBIDDEN,
+                "this vramio does not answer to that name: open it by the address it printed",
+            );
+        }
+        let origin = headers
+            .get(header::ORIGIN)
+            .map(|o| o.to_str().unwrap_or(""));
+        let same_origin = match origin {
+            None => None,
+            Some(o) => {
+                let own = origin_of(self.scheme(), authority);
+                let given = parse_origin(o);
+                let ok = given.as_deref() == Some(own.as_str())
+                    || (given.is_some() && given.as_deref() == self.public_origin());
+                if !ok {
+                    return Decision::Refuse(
+                        StatusCode::FORBIDDEN,
+                        "cross-origin request refused: its Origin is not this server",
+                    );
+                }
+                Some(())
+            }
+        };
+        let port = port.unwrap_or(if self.inner.tls { "443" } else { "80" });
+        let Some(token) = &self.inner.token else {
+            return Decision::Pass(Some(Access::Admin));
+        };
+        // A bearer token decides alone.
+        if let Some(auth) = headers.get(header::AUTHORIZATION) {
+            let given = auth.as_bytes();
+            let bearer = given
+                .get(..7)
+                .filter(|p| p.eq_ignore_ascii_case(b"bearer "))
+                .map(|_| given[7..].trim_ascii());
+            return match bearer {
+                Some(t) if token.matches(t) => Decision::Pass(Some(Access::Admin)),
+                _ => Decision::BadCredential("bad bearer token"),
+            };
+        }
+        if (method == Method::GET || method == Method::HEAD)
+            && let Some(t) = query.and_then(query_token)
+        {
+            return if token.matches(t.as_bytes()) {
+                Decision::SetAdminCookie {
+                    port: port.to_owned(),
+                }
+            } else {
+                Decision::BadCredential("bad ?token=")
+            };
+        }
+        // Cookies ride along with any request a browser makes, so they count only where the
+        // browser proves the page is ours (it always sends Origin on these).
+        let needs_origin = (method != Method::GET && method != Method::HEAD) || is_upgrade(headers);
+        if needs_origin && same_origin.is_none() {
+            return Decision::Pass(None);
+        }
+        let mut access = None;
+        for (name, value) in cookies(headers) {
+            let Some(rest) = name.strip_prefix("vramio-") else {
+                continue;
+            };
+            let (cookie_port, view) = match rest.strip_suffix("-view") {
+                Some(p) => (p, true),
+                None => (rest, false),
+            };
+            if cookie_port != port {
+                continue;
+            }
+            if !view {
+                // A cookie from before the token changed is no credential, not an attack: the
+                // page still loads and explains how to get the new link.
+                if token.matches(value.as_bytes()) {
+                    return Decision::Pass(Some(Access::Admin));
+                }
+                continue;
+            }
+            let Some((id, secret)) = value.split_once('.') else {
+                continue;
+            };
+            if let Standing::Active(grant) = self.inner.shares.check(id, secret, now_ms()) {
+                access = Some(Access::Viewer(grant));
+            }
+        }
+        Decision::Pass(access)
+    }
+}
+
+/// What [`Auth::decide`] concluded.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Go on to the route, with this access.
+    Pass(Option<Access>),
+    /// A valid `?token=`: redirect without it and set the admin cookie for `port`.
+    SetAdminCookie {
+        port: String,
+    },
+    /// A credential was given and is wrong.
+    BadCredential(&'static str),
+    Refuse(StatusCode, &'static str),
+}
+
+fn authority(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| !h.trim().is_empty())
+}
+
+fn is_upgrade(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::UPGRADE)
+        .is_some_and(|u| u.as_bytes().eq_ignore_ascii_case(b"websocket"))
+}
+
+/// The value of the first `token=` in a query string.
+fn query_token(query: &str) -> Option<&str> {
+    query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("token="))
+}
+
+/// The query without its `token` parameters.
+fn query_without_token(query: &str) -> String {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty() && *p != "token" && !p.starts_with("token="))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// `(name, value)` pairs of every `Cookie` header.
+fn cookies(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| {
+            let (n, v) = pair.split_once('=')?;
+            Some((n.trim(), v.trim()))
+        })
+}
+
+fn cookie(name: &str, value: &str, max_age_s: u64, secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{name}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age_s}{secure}")
+}
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Counts refused credentials and warns at most every [`WARN_EVERY`], never with the credential.
+#[derive(Default)]
+struct FailureLog {
+    state: Mutex<(Option<Instant>, u64)>,
+}
+
+impl FailureLog {
+    fn record(&self, what: &'static str, path: &str) {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        s.1 += 1;
+        if s.0.is_none_or(|t| t.elapsed() >= WARN_EVERY) {
+            let path: String = path.chars().take(80).collect();
+            tracing::warn!(
+                refused = s.1,
+                last = what,
+                path = ?path,
+                "refused requests with a bad credential (count since the last warning)"
+            );
+            *s = (Some(Instant::now()), 0);
+        }
+    }
+}
+
+/// 401 with the hint for people; JSON for the API and `/ws`, a short page elsewhere.
+pub fn unauthorized(path: &str) -> Response {
+    let mut resp = if path.starts_with("/api/") || path == "/ws" {
+        super::app::error_response(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            shared::access::UNAUTHORIZED_HINT,
+        )
+    } else {
+        (
+            StatusCode::UNAUTHORIZED,
+            Html(format!(
+                "<!doctype html><meta charset=utf-8><title>vramio</title>\
+                 <p>This link's token is not valid here: {}.</p>",
+                shared::access::UNAUTHORIZED_HINT
+            )),
+        )
+            .into_response()
+    };
+    resp.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"vramio\""),
+    );
+    resp
+}
+
+/// The middleware: refuses bad hosts, origins and credentials, turns `?token=` into a cookie,
+/// and puts the request's [`Granted`] access in its extensions.
+pub async fn guard(State(auth): State<Auth>, mut req: Request, next: Next) -> Response {
+    let decision = auth.decide(req.method(), req.uri().query(), req.headers());
+    match decision {
+        Decision::Pass(access) => {
+            req.extensions_mut().insert(Granted(access));
+            next.run(req).await
+        }
+        Decision::SetAdminCookie { port } => {
+            let path = req.uri().path();
+            let rest = query_without_token(req.uri().query().unwrap_or(""));
+            let location = if rest.is_empty() {
+                path.to_owned()
+            } else {
+                format!("{path}?{rest}")
+            };
+            let token = auth.inner.token.as_ref().map_or("", Token::expose);
+            let set = cookie(
+                &format!("vramio-{port}"),
+                token,
+                ADMIN_COOKIE_MAX_AGE_S,
+                auth.secure_cookies(),
+            );
+            let mut resp = StatusCode::SEE_OTHER.into_response();
+            let h = resp.headers_mut();
+            if let (Ok(loc), Ok(set)) = (
+                HeaderValue::from_str(&location),
+                HeaderValue::from_str(&set),
+            ) {
+                h.insert(header::LOCATION, loc);
+                h.insert(header::SET_COOKIE, set);
+                h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            }
+            resp
+        }
+        Decision::BadCredential(what) => {
+            auth.inner.failures.record(what, req.uri().path());
+            unauthorized(req.uri().path())
+        }
+        Decision::Refuse(code, why) => (code, format!("{why}\n")).into_response(),
+    }
+}
+
+fn granted(req: &Request) -> Option<&Access> {
+    req.extensions().get::<Granted>().and_then(|g| g.0.as_ref())
+}
+
+/// Route layer: any credential (admin or share viewer).
+pub async fn require_viewer(req: Request, next: Next) -> Response {
+    if granted(&req).is_none() {
+        return unauthorized(req.uri().path());
+    }
+    next.run(req).await
+}
+
+/// Route layer: the admin token only.
+pub async fn require_admin(req: Request, next: Next) -> Response {
+    match granted(&req) {
+        None => unauthorized(req.uri().path()),
+        Some(Access::Viewer(_)) => super::app::error_response(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "a share link shows the live page only",
+        ),
+        Some(Access::Admin) => next.run(req).await,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,200 @@
+//! Where the server listens: TCP, TCP with TLS (rustls; handshakes run beside the accept loop,
+//! bounded in number and time, so a slow client never holds up others), or a Unix socket created
+//! with mode 0600 and no TCP port at all.
+
+use axum::Router;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream, UnixListener};
+use tokio::sync::{Semaphore, mpsc};
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
+
+/// A TLS handshake must finish within this.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Handshakes in progress at once; more connections wait in the kernel's backlog.
+pub const MAX_HANDSHAKES: usize = 128;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ListenError {
+    #[error("cannot read the TLS certificate {}: {problem}", path.display())]
+    Cert { path: PathBuf, problem: String },
+    #[error("cannot read the TLS key {}: {problem}", path.display())]
+    Key { path: PathBuf, problem: String },
+    #[error("the TLS certificate and key do not work together: {0}")]
+    Tls(String),
+    #[error("another server already listens on {}", .0.display())]
+    SocketInUse(PathBuf),
+    #[error("{} exists and is not a socket; refusing to replace it", .0.display())]
+    NotASocket(PathBuf),
+    #[error("cannot listen on {what}: {source}")]
+    Bind { what: String, source: io::Error },
+}
+
+/// The rustls server configuration for a PEM certificate chain and key.
+pub fn tls_config(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, ListenError> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| ListenError::Cert {
+            path: cert.to_owned(),
+            problem: e.to_string(),
+        })?;
+    if certs.is_empty() {
+        return Err(ListenError::Cert {
+            path: cert.to_owned(),
+            problem: "no PEM CERTIFICATE in it".into(),
+        });
+    }
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| ListenError::Key {
+        path: key.to_owned(),
+        problem: e.to_string(),
+    })?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ListenError::Tls(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| ListenError::Tls(e.to_string()))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// TLS connections, handshaken by a task of their own and handed to `axum::serve` when ready.
+pub struct TlsListener {
+    ready: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
+    local: SocketAddr,
+    accept_task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for TlsListener {
+    fn drop(&mut self) {
+        self.accept_task.abort();
+    }
+}
+
+impl TlsListener {
+    pub fn new(tcp: TcpListener, config: Arc<rustls::ServerConfig>) -> io::Result<TlsListener> {
+        let local = tcp.local_addr()?;
+        let (tx, ready) = mpsc::channel(MAX_HANDSHAKES);
+        let acceptor = TlsAcceptor::from(config);
+        let permits = Arc::new(Semaphore::new(MAX_HANDSHAKES));
+        let accept_task = tokio::spawn(async move {
+            loop {
+                let Ok(permit) = permits.clone().acquire_owned().await else {
+                    return;
+                };
+                let (stream, addr) = match tcp.accept().await {
+                    Ok(c) => c,
+                    Err(e) => {
+                        // Out of file descriptors and the like: wait, as axum does.
+                        tracing::debug!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let acceptor = acceptor.clone();
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                        Ok(Ok(tls)) => {
+                            let _ = tx.send((tls, addr)).await;
+                        }
+                        Ok(Err(e)) => tracing::debug!(%addr, error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%addr, "TLS handshake timed out"),
+                    }
+                });
+            }
+        });
+        Ok(TlsListener {
+            ready,
+            local,
+            accept_task,
+        })
+    }
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = TlsStream<TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        match self.ready.recv().await {
+            Some(c) => c,
+            None => std::future::pending().await,
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<Self::Addr> {
+        Ok(self.local)
+    }
+}
+
+/// Binds a Unix socket at `path` with mode 0600. A stale socket (nobody answers) is replaced; a
+/// live one, or any other file, is refused.
+pub fn bind_unix(path: &Path) -> Result<UnixListener, ListenError> {
+    let bind_err = |source| ListenError::Bind {
+        what: format!("unix:{}", path.display()),
+        source,
+    };
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_socket() => {
+            if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                return Err(ListenError::SocketInUse(path.to_owned()));
+            }
+            std::fs::remove_file(path).map_err(bind_err)?;
+        }
+        Ok(_) => return Err(ListenError::NotASocket(path.to_owned())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(bind_err(e)),
+    }
+    // The socket is created with the umask's mode: make that 0600 from the first instant.
+    let old = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o177));
+    let bound = UnixListener::bind(path);
+    rustix::process::umask(old);
+    let listener = bound.map_err(bind_err)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(bind_err)?;
+    Ok(listener)
+}
+
+/// A bound listener of any kind.
+pub enum Bound {
+    Tcp(TcpListener),
+    Tls(TlsListener),
+    Unix(UnixListener, PathBuf),
+}
+
+/// Serves `router` on `bound` until `shutdown` completes; removes a Unix socket afterwards.
+pub async fn serve(
+    bound: Bound,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    match bound {
+        Bound::Tcp(l) => {
+            axum::serve(l, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        Bound::Tls(l) => {
+            axum::serve(l, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        Bound::Unix(l, path) => {
+            let served = axum::serve(l, router)
+                .with_graceful_shutdown(shutdown)
+                .await;
+            let _ = std::fs::remove_file(&path);
+            served
+        }
+    }
+}

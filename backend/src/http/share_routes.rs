@@ -1,0 +1,180 @@
+//! The share-link routes: `/s/<id>` (the page, for an active link), `POST /api/claim` (the page
+//! trades the fragment's secret for a view cookie), `GET /api/session` (who this browser is), and
+//! the admin API `GET/POST/DELETE /api/shares[/<id>]`.
+//!
+//! Every bad link, whatever is wrong with it (unknown, malformed, expired, revoked, a wrong
+//! secret), gets the same 404 bytes, so links cannot be told apart or walked.
+
+use super::app::{AppState, error_response};
+use super::auth::{Access, Granted, now_ms};
+use super::same_origin::{origin_of, split_authority};
+use crate::access::shares::{ShareError, Standing};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use shared::access::{Claim, CreateShare, Role, SessionInfo, ShareList};
+
+/// The one answer for every bad link.
+pub const LINK_NOT_FOUND: &str = "<!doctype html><meta charset=utf-8><title>vramio: no such link</title>\
+<p>This link does not work: it may have expired or been revoked. Ask whoever shared it for a new one.</p>\n";
+
+fn link_not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        LINK_NOT_FOUND,
+    )
+        .into_response()
+}
+
+/// `GET /s/<id>`: the page, if the link is active.
+pub async fn link_page(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    match state.auth.shares().standing(&id, now_ms()) {
+        Standing::Active(_) => super::assets::serve_index().await,
+        Standing::Expired | Standing::Gone => link_not_found(),
+    }
+}
+
+/// The port the browser addressed (names its cookies).
+fn host_port(headers: &HeaderMap, tls: bool) -> String {
+    let authority = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    split_authority(authority)
+        .1
+        .unwrap_or(if tls { "443" } else { "80" })
+        .to_owned()
+}
+
+/// `POST /api/claim {id, secret}`: a view cookie that lasts as long as the link.
+pub async fn claim(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let Ok(claim) = serde_json::from_slice::<Claim>(&body) else {
+        return link_not_found();
+    };
+    let now = now_ms();
+    let Standing::Active(grant) = state.auth.shares().check(&claim.id, &claim.secret, now) else {
+        return link_not_found();
+    };
+    let max_age = grant.expires_ms.saturating_sub(now).div_ceil(1000);
+    let set = state.auth.view_cookie(
+        &host_port(&headers, state.auth.tls()),
+        &format!("{}.{}", claim.id, claim.secret),
+        max_age,
+    );
+    let mut resp = StatusCode::NO_CONTENT.into_response();
+    if let Ok(v) = HeaderValue::from_str(&set) {
+        resp.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    resp
+}
+
+/// `GET /api/session`.
+pub async fn session(axum::Extension(granted): axum::Extension<Granted>) -> Response {
+    let info = match granted.0 {
+        None => return super::auth::unauthorized("/api/session"),
+        Some(Access::Admin) => SessionInfo {
+            role: Role::Admin,
+            show_users: true,
+            expires_ms: None,
+            label: None,
+        },
+        Some(Access::Viewer(g)) => SessionInfo {
+            role: Role::Viewer,
+            show_users: g.show_users,
+            expires_ms: Some(g.expires_ms),
+            label: g.label,
+        },
+    };
+    Json(info).into_response()
+}
+
+/// What links start with: `--public-url`, else the origin this request came by.
+fn base(state: &AppState, headers: &HeaderMap) -> String {
+    if let Some(o) = state.auth.public_origin() {
+        return o.to_owned();
+    }
+    let authority = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost");
+    origin_of(state.auth.scheme(), authority)
+}
+
+fn share_error(e: &ShareError) -> Response {
+    match e {
+        ShareError::Off(reason) => {
+            error_response(StatusCode::SERVICE_UNAVAILABLE, "sharing_off", reason)
+        }
+        ShareError::Invalid(why) => error_response(StatusCode::BAD_REQUEST, "bad_request", why),
+        ShareError::TooMany => {
+            error_response(StatusCode::CONFLICT, "too_many_shares", &e.to_string())
+        }
+        ShareError::Write(_) | ShareError::Random(_) => {
+            tracing::error!(error = %e, "share store");
+            error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "share_store",
+                &e.to_string(),
+            )
+        }
+    }
+}
+
+/// `GET /api/shares`.
+pub async fn list(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    match state.auth.shares().list(now_ms(), &base(&state, &headers)) {
+        Ok(shares) => Json(ShareList { shares }).into_response(),
+        Err(e) => share_error(&e),
+    }
+}
+
+/// `POST /api/shares {expires_s?, label?, show_users}`.
+pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let req: CreateShare = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                &format!("cannot read the request: {e}"),
+            );
+        }
+    };
+    match state
+        .auth
+        .shares()
+        .create(&req, now_ms(), &base(&state, &headers))
+    {
+        Ok(info) => {
+            tracing::info!(id = %info.id, expires_ms = info.expires_ms, "share link created");
+            (StatusCode::CREATED, Json(info)).into_response()
+        }
+        Err(e) => share_error(&e),
+    }
+}
+
+/// `DELETE /api/shares/<id>`.
+pub async fn revoke(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    match state.auth.shares().revoke(&id, now_ms()) {
+        Ok(true) => {
+            tracing::info!(id = %id, "share link revoked");
+            StatusCode::NO_CONTENT.into_response()
+        }
+        Ok(false) => error_response(StatusCode::NOT_FOUND, "not_found", "no such share link"),
+        Err(e) => share_error(&e),
+    }
+}
+
+/// `DELETE /api/shares`: a new key, so every link ends.
+pub async fn revoke_all(State(state): State<AppState>) -> Response {
+    match state.auth.shares().rotate(now_ms()) {
+        Ok(n) => {
+            tracing::info!(revoked = n, "share key rotated: every link revoked");
+            Json(serde_json::json!({ "revoked": n })).into_response()
+        }
+        Err(e) => share_error(&e),
+    }
+}
