@@ -13,7 +13,8 @@ pub fn AuthRequired() -> impl IntoView {
     view! {
         <section id="auth-required" class="gate" role="alert">
             <h2>"This vramio needs its link"</h2>
-            <p class="gate-hint">{UNAUTHORIZED_HINT}</p>
+            // The hint verbatim (the server's 401 says the same), so tests can look for it whole.
+            <p>"To see this page, "{UNAUTHORIZED_HINT}"."</p>
         </section>
     }
 }
