@@ -2,12 +2,16 @@
 //!
 //! Connects, subscribes (resuming from the store's last seq after a reconnect), decodes each
 //! `ServerMsg` and hands it to the store, pings a silent connection and reconnects with exponential
-//! backoff. Its state is an enum signal for the connection badge. The socket glue lives in
+//! backoff. Before a reconnect it asks `/api/session` whether the credentials still hold, and stops
+//! for good when they do not or when the server ends a share viewer's link. Its state is an enum
+//! signal for the connection badge, and why it ended a second one. The socket glue lives in
 //! `feed/socket.rs`; the decisions it takes are the pure functions here.
 
 mod socket;
 
+use crate::access::ShareEnd;
 use leptos::prelude::*;
+use shared::access::Role;
 use shared::{ClientMsg, PROTOCOL_VERSION};
 
 /// Where the connection stands.
@@ -38,6 +42,30 @@ impl ConnState {
         }
     }
 }
+
+/// Why the feed stopped for good on the access side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FeedEnd {
+    /// A share viewer's link ended (revoked, expired, or its cookie stopped working).
+    Share(ShareEnd),
+    /// The admin's credentials stopped working (the token changed): the page needs the link again.
+    AuthGone,
+}
+
+/// What a socket close leads to, given `GET /api/session`'s status (`None`: no answer) and who
+/// the page is. Only a 401 ends the feed; anything else (the server restarting, a 5xx, a network
+/// error) is a reason to reconnect with the usual backoff.
+pub fn after_close(session_status: Option<u16>, role: Role) -> Option<FeedEnd> {
+    match (session_status, role) {
+        (Some(401), Role::Viewer) => Some(FeedEnd::Share(ShareEnd::Ended)),
+        (Some(401), Role::Admin) => Some(FeedEnd::AuthGone),
+        _ => None,
+    }
+}
+
+/// How long the session check after a close may take before the feed reconnects anyway (a hung
+/// server must not stop the retries).
+pub const SESSION_CHECK_MS: u32 = 5_000;
 
 /// First retry delay.
 pub const BACKOFF_START_MS: u32 = 500;
@@ -107,13 +135,32 @@ pub fn watchdog(silent_ms: f64) -> Watch {
     }
 }
 
-/// Starts the live feed into the store in context and returns its connection state.
-/// Call once, from `App`.
-pub fn use_live_feed() -> ReadSignal<ConnState> {
+/// The feed's signals: the connection state, and why it ended for good (if it did on the access
+/// side).
+#[derive(Clone, Copy)]
+pub struct LiveFeed {
+    pub state: ReadSignal<ConnState>,
+    pub ended: ReadSignal<Option<FeedEnd>>,
+}
+
+/// Starts the live feed into the store in context, for a page whose session has `role`.
+/// Call once, from `App`, after the session is known.
+pub fn use_live_feed(role: Role) -> LiveFeed {
     let store = crate::store::use_store();
     let state = RwSignal::new(ConnState::Connecting);
-    socket::start(store, state);
-    state.read_only()
+    let ended = RwSignal::new(None);
+    socket::start(
+        socket::Signals {
+            store,
+            state,
+            ended,
+        },
+        role,
+    );
+    LiveFeed {
+        state: state.read_only(),
+        ended: ended.read_only(),
+    }
 }
 
 #[cfg(test)]
@@ -164,6 +211,28 @@ mod tests {
         assert_eq!(protocol_mismatch(PROTOCOL_VERSION), None);
         let msg = protocol_mismatch(PROTOCOL_VERSION + 1).unwrap_or_default();
         assert!(msg.contains("reload"));
+    }
+
+    #[test]
+    fn only_a_401_after_a_close_ends_the_feed() {
+        assert_eq!(
+            after_close(Some(401), Role::Viewer),
+            Some(FeedEnd::Share(ShareEnd::Ended))
+        );
+        assert_eq!(after_close(Some(401), Role::Admin), Some(FeedEnd::AuthGone));
+        // The server restarting, overloaded or behind a failing proxy: keep trying.
+        for status in [
+            None,
+            Some(200),
+            Some(403),
+            Some(404),
+            Some(500),
+            Some(502),
+            Some(503),
+        ] {
+            assert_eq!(after_close(status, Role::Viewer), None, "{status:?}");
+            assert_eq!(after_close(status, Role::Admin), None, "{status:?}");
+        }
     }
 
     #[test]

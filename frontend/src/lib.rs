@@ -7,6 +7,8 @@
 //! flowchart geometry and the lit path. Pure logic (dedup, series, geometry, formatting, backoff) is in plain functions
 //! tested natively with `cargo test -p frontend --lib`.
 
+pub mod access;
+pub mod api;
 pub mod app;
 pub mod chart;
 pub mod clipboard;

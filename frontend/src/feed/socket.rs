@@ -3,16 +3,20 @@
 //!
 //! State lives in one `Rc<RefCell<Feed>>` owned by the watchdog interval (page lifetime); socket
 //! handlers hold a `Weak` and a generation number, so a replaced socket's late events are ignored.
-//! A socket is only ever torn down from a timer, never from inside its own handlers.
+//! A socket is only ever torn down from a timer, never from inside its own handlers. A close is
+//! followed by a session check (`after_close`) before the reconnect is scheduled.
 
 use super::{
-    ConnState, WATCHDOG_EVERY_MS, Watch, backoff_ms, protocol_mismatch, subscribe_msg, watchdog,
-    ws_url,
+    ConnState, FeedEnd, SESSION_CHECK_MS, WATCHDOG_EVERY_MS, Watch, after_close, backoff_ms,
+    protocol_mismatch, subscribe_msg, watchdog, ws_url,
 };
+use crate::access::share_end;
 use crate::store::Store;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
+use shared::access::Role;
 use shared::{ClientMsg, ServerMsg};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 use wasm_bindgen::JsCast;
@@ -36,9 +40,19 @@ impl Drop for Socket {
     }
 }
 
+/// Where the feed's results go.
+pub(super) struct Signals {
+    pub store: Store,
+    pub state: RwSignal<ConnState>,
+    pub ended: RwSignal<Option<FeedEnd>>,
+}
+
 struct Feed {
     store: Store,
     state: RwSignal<ConnState>,
+    ended: RwSignal<Option<FeedEnd>>,
+    /// Who the page is, for what a lost session means.
+    role: Role,
     socket: Option<Socket>,
     /// Bumped for every new socket; handlers of older ones do nothing.
     generation: u64,
@@ -47,7 +61,7 @@ struct Feed {
     open: bool,
     /// Browser time of the last message (or of the open).
     last_rx_ms: f64,
-    /// Set when the feed gave up for good (protocol mismatch).
+    /// Set when the feed gave up for good (protocol mismatch, the access ended).
     stopped: bool,
 }
 
@@ -57,10 +71,17 @@ fn now_ms() -> f64 {
     js_sys::Date::now()
 }
 
-pub(super) fn start(store: Store, state: RwSignal<ConnState>) {
+pub(super) fn start(signals: Signals, role: Role) {
+    let Signals {
+        store,
+        state,
+        ended,
+    } = signals;
     let feed = Rc::new(RefCell::new(Feed {
         store,
         state,
+        ended,
+        role,
         socket: None,
         generation: 0,
         attempt: 0,
@@ -167,6 +188,12 @@ fn on_message(weak: &Weak<RefCell<Feed>>, generation: u64, e: MessageEvent) {
     };
     match serde_json::from_str::<ServerMsg>(&text) {
         Ok(msg) => {
+            if let ServerMsg::Error { code, message } = &msg
+                && let Some(end) = share_end(*code)
+            {
+                end_access(&feed, FeedEnd::Share(end), message.clone());
+                return;
+            }
             let mismatch = match &msg {
                 ServerMsg::Hello { protocol, .. } => protocol_mismatch(*protocol),
                 _ => None,
@@ -183,8 +210,54 @@ fn on_message(weak: &Weak<RefCell<Feed>>, generation: u64, e: MessageEvent) {
 fn on_close(weak: &Weak<RefCell<Feed>>, generation: u64) {
     if let Some(feed) = current(weak, generation) {
         feed.borrow_mut().open = false;
-        retry(&feed);
+        check_then_retry(&feed, generation);
     }
+}
+
+/// Asks `/api/session` whether the credentials still hold: a 401 ends the feed, anything else
+/// (or no answer within [`SESSION_CHECK_MS`]) schedules the reconnect. Whichever of the answer
+/// and the deadline comes first decides; the other does nothing.
+fn check_then_retry(feed: &Shared, generation: u64) {
+    let decided = Rc::new(Cell::new(false));
+    let weak = Rc::downgrade(feed);
+    {
+        let decided = Rc::clone(&decided);
+        let weak = Weak::clone(&weak);
+        spawn_local(async move {
+            let status = match crate::api::session().await {
+                Ok(_) => Some(200),
+                Err(e) => e.status(),
+            };
+            if decided.replace(true) {
+                return;
+            }
+            let Some(feed) = current(&weak, generation) else {
+                return;
+            };
+            let role = feed.borrow().role;
+            match after_close(status, role) {
+                Some(end) => end_access(&feed, end, "the credentials no longer work".to_owned()),
+                None => retry(&feed),
+            }
+        });
+    }
+    set_timeout(
+        move || {
+            if !decided.replace(true)
+                && let Some(feed) = current(&weak, generation)
+            {
+                retry(&feed);
+            }
+        },
+        Duration::from_millis(u64::from(SESSION_CHECK_MS)),
+    );
+}
+
+/// Stops for good because access ended: the reason goes to the page, the badge says why.
+fn end_access(feed: &Shared, end: FeedEnd, reason: String) {
+    let ended = feed.borrow().ended;
+    ended.set(Some(end));
+    give_up(feed, reason);
 }
 
 /// Stops for good: the state says why; the socket is closed from a timer, outside its handlers.

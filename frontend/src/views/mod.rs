@@ -2,12 +2,15 @@
 //! computes a diagnosis (the diagnosis views only present the server's, through `crate::diag`).
 //! Shared bits (error lists, bars) live here.
 
+pub mod access;
 pub mod charts;
+pub mod copy;
 pub mod disks;
 pub mod evidence;
 pub mod gpu;
 pub mod host;
 pub mod projection;
+pub mod share;
 pub mod status;
 pub mod suggestions;
 pub mod tree;

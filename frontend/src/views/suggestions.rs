@@ -2,8 +2,8 @@
 //! severity; order from `shared::diagnosis::words::order_findings`) with its evidence and suggestions, each
 //! suggestion's main snippet in a code block with a Copy button, then its how-to as prose. Reads `Store::diagnosis`.
 
+use super::copy::CopyButton;
 use super::evidence::EvidenceList;
-use crate::clipboard::{copy_text, select_contents};
 use crate::diag::text::{code_spans, first_code};
 use crate::diag::{severity_attr, wire_id};
 use crate::format::{DASH, pct};
@@ -13,30 +13,9 @@ use leptos::prelude::*;
 use shared::diagnosis::words::{order_findings, rule_text};
 use shared::diagnosis::{Finding, RuleId, Suggestion};
 use shared::units::Percent;
-use std::time::Duration;
-
-/// How long the button says "Copied".
-const COPIED_FOR: Duration = Duration::from_millis(1500);
 
 /// A finding is the same finding from one diagnosis to the next when its rule and subject are.
 type FindingKey = (RuleId, Option<String>);
-
-/// What a copy button says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CopyState {
-    Idle,
-    Copied,
-    /// No clipboard access: the text is selected for a manual copy.
-    Manual,
-}
-
-pub fn copy_label(s: CopyState) -> &'static str {
-    match s {
-        CopyState::Idle => "Copy",
-        CopyState::Copied => "Copied",
-        CopyState::Manual => "Selected: press Ctrl+C",
-    }
-}
 
 /// A confidence (0..1) as a percentage; a dash when out of range.
 pub fn confidence_text(c: f64) -> String {
@@ -177,48 +156,10 @@ fn SuggestionItem(s: Suggestion) -> impl IntoView {
             <p class="effect"><span class="k">"Effect: "</span>{s.effect}</p>
             <div class="snippet">
                 <pre><code node_ref=code>{snippet}</code></pre>
-                <CopyButton text=copied code />
+                <CopyButton text=copied code class="copy" testid="copy" />
             </div>
             <p class="how-to"><span class="k">"How: "</span>{prose}</p>
         </div>
-    }
-}
-
-#[component]
-fn CopyButton(text: String, code: NodeRef<Code>) -> impl IntoView {
-    let state = RwSignal::new(CopyState::Idle);
-    let on_click = move |_| {
-        copy_text(&text, move |ok| {
-            if ok {
-                state.try_set(CopyState::Copied);
-            } else {
-                state.try_set(CopyState::Manual);
-                if let Some(el) = code.get_untracked() {
-                    select_contents(&el);
-                }
-            }
-            set_timeout(
-                move || {
-                    state.try_set(CopyState::Idle);
-                },
-                COPIED_FOR,
-            );
-        });
-    };
-    view! {
-        <button
-            class="copy"
-            type="button"
-            data-testid="copy"
-            data-state=move || match state.get() {
-                CopyState::Idle => "idle",
-                CopyState::Copied => "copied",
-                CopyState::Manual => "manual",
-            }
-            on:click=on_click
-        >
-            {move || copy_label(state.get())}
-        </button>
     }
 }
 
@@ -233,12 +174,5 @@ mod tests {
         assert_eq!(confidence_text(0.0), "0%");
         assert_eq!(confidence_text(1.5), "—");
         assert_eq!(confidence_text(f64::NAN), "—");
-    }
-
-    #[test]
-    fn the_button_says_what_happened() {
-        assert_eq!(copy_label(CopyState::Idle), "Copy");
-        assert_eq!(copy_label(CopyState::Copied), "Copied");
-        assert!(copy_label(CopyState::Manual).contains("Ctrl+C"));
     }
 }
