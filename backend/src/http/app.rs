@@ -82,6 +82,7 @@ pub fn app(state: AppState) -> Router<()> {
     let public = Router::new()
         .route("/api/session", get(share_routes::session))
         .route("/api/claim", post(share_routes::claim))
+        .route("/s/", get(share_routes::link_page))
         .route("/s/{*id}", get(share_routes::link_page));
     let viewer = Router::new()
         .route("/ws", get(ws))

@@ -30,8 +30,11 @@ fn link_not_found() -> Response {
 }
 
 /// `GET /s/<id>`: the page, if the link is active.
-pub async fn link_page(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    match state.auth.shares().standing(&id, now_ms()) {
+pub async fn link_page(State(state): State<AppState>, uri: axum::http::Uri) -> Response {
+    // The raw path, not a decoded one: ids are base64url, and a path that does not decode
+    // (`%ff`) must get the same 404 as any other bad link, not a 400.
+    let id = uri.path().strip_prefix("/s/").unwrap_or("");
+    match state.auth.shares().standing(id, now_ms()) {
         Standing::Active(_) => super::assets::serve_index().await,
         Standing::Expired | Standing::Gone => link_not_found(),
     }

@@ -157,3 +157,36 @@ fn history_sizing_follows_interval() {
         900
     );
 }
+
+#[test]
+fn user_names_are_dropped_for_viewers_that_may_not_see_them() {
+    let fixture = include_str!("../../../tests/fixtures/protocol/server-frame.json");
+    let msg: serde_json::Value = serde_json::from_str(fixture).expect("fixture");
+    let frame: Frame = serde_json::from_value(msg["frame"].clone()).expect("a frame");
+    let user = frame
+        .gpus
+        .iter()
+        .flat_map(|g| g.processes.iter().flatten())
+        .find_map(|p| p.user.clone())
+        .expect("the fixture names a user");
+    let h = hub(10, 10);
+    h.publish(frame).expect("publish");
+    let e = h.latest().expect("entry");
+    let quoted = format!("\"{user}\"");
+    assert!(e.message_for(true).as_str().contains(&quoted));
+    assert!(e.frame_json_for(true).contains(&quoted));
+    let hidden = e.message_for(false);
+    assert!(!hidden.as_str().contains("\"user\""), "{}", hidden.as_str());
+    assert!(!e.frame_json_for(false).contains("\"user\""));
+    let back: Frame = serde_json::from_str(e.frame_json_for(false)).expect("still a frame");
+    assert_eq!(back.seq, e.seq, "the same frame, minus names");
+    assert!(
+        back.gpus
+            .iter()
+            .any(|g| g.processes.as_ref().is_some_and(|p| !p.is_empty()))
+    );
+    // A frame without user names is never re-encoded.
+    h.publish(Frame::empty("h", 0, 5, 1000)).expect("publish");
+    let plain = h.latest().expect("entry");
+    assert_eq!(plain.message_for(false).as_str(), plain.message().as_str());
+}
