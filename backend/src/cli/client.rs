@@ -60,7 +60,7 @@ pub fn url(args: &ClientArgs) -> anyhow::Result<()> {
 
 /// `vramio share ...`.
 pub fn share(args: &ShareArgs) -> anyhow::Result<()> {
-    let (token, server) = open(&args.client)?;
+    let (token, server) = open(args.command.client())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -74,6 +74,7 @@ async fn share_async(cmd: &ShareCommand, token: &Token, server: &ServerFile) -> 
             expires,
             label,
             show_users,
+            ..
         } => {
             let body = serde_json::to_string(&CreateShare {
                 expires_s: Some(expires.as_secs().max(1)),
@@ -99,7 +100,7 @@ async fn share_async(cmd: &ShareCommand, token: &Token, server: &ServerFile) -> 
             );
             println!("{}", info.url);
         }
-        ShareCommand::List => {
+        ShareCommand::List { .. } => {
             let (status, text) = call(server, token, Method::GET, "/api/shares", None).await?;
             let list: ShareList = expect(status, StatusCode::OK, &text)?;
             if list.shares.is_empty() {

@@ -51,8 +51,6 @@ pub struct ClientArgs {
 pub struct ShareArgs {
     #[command(subcommand)]
     pub command: ShareCommand,
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
 #[derive(Debug, Clone, Subcommand)]
@@ -68,16 +66,34 @@ pub enum ShareCommand {
         /// Let the viewer see user names (hidden by default).
         #[arg(long)]
         show_users: bool,
+        #[command(flatten)]
+        client: ClientArgs,
     },
     /// List the active links.
-    List,
+    List {
+        #[command(flatten)]
+        client: ClientArgs,
+    },
     /// Revoke one link by its id, or every link with --all (a new signing key).
     Revoke {
         #[arg(required_unless_present = "all", conflicts_with = "all")]
         id: Option<String>,
         #[arg(long)]
         all: bool,
+        #[command(flatten)]
+        client: ClientArgs,
     },
+}
+
+impl ShareCommand {
+    /// Where the command finds the server.
+    pub fn client(&self) -> &ClientArgs {
+        match self {
+            ShareCommand::Create { client, .. }
+            | ShareCommand::List { client }
+            | ShareCommand::Revoke { client, .. } => client,
+        }
+    }
 }
 
 /// Where vramio keeps its secrets (every serving and client command).
