@@ -160,3 +160,40 @@ fn the_redirect_keeps_other_parameters() {
     assert_eq!(query_without_token("a=1&token=x&b=2"), "a=1&b=2");
     assert_eq!(query_token("a=1&token=abc"), Some("abc"));
 }
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn refused_credentials_warn_once_per_interval_and_never_print_them() {
+    let out = Captured::default();
+    let writer = out.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let log = FailureLog::default();
+    tracing::subscriber::with_default(subscriber, || {
+        for _ in 0..1000 {
+            log.record("bad bearer token", "/api/snapshot");
+        }
+    });
+    let text =
+        String::from_utf8_lossy(&out.0.lock().unwrap_or_else(PoisonError::into_inner)).into_owned();
+    assert_eq!(text.matches("refused requests").count(), 1, "{text}");
+    assert!(text.contains("bad bearer token"));
+    assert!(!text.contains(TOKEN));
+}
