@@ -393,3 +393,12 @@ async fn cross_origin_and_foreign_hosts_are_refused() {
     let (status, _, _) = send(&f, Method::POST, "/api/shares", Cred::Bearer, Some(&big)).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
 }
+
+#[tokio::test]
+async fn the_token_redirect_never_leaves_this_server() {
+    let f = fixture();
+    let (status, _, headers) =
+        send(&f, Method::GET, "//evil.example/x?a=1", Cred::QueryToken, None).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(headers[header::LOCATION], "/?a=1");
+}

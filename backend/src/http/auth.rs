@@ -353,7 +353,11 @@ pub async fn guard(State(auth): State<Auth>, mut req: Request, next: Next) -> Re
             next.run(req).await
         }
         Decision::SetAdminCookie { port } => {
-            let path = req.uri().path();
+            // `//host` would be a redirect to another site: only ever a path on this one.
+            let path = match req.uri().path() {
+                p if p.starts_with("//") => "/",
+                p => p,
+            };
             let rest = query_without_token(req.uri().query().unwrap_or(""));
             let location = if rest.is_empty() {
                 path.to_owned()
