@@ -44,11 +44,9 @@ fn split(url: &str) -> (String, String) {
 }
 
 fn fixture() -> Fixture {
-    let root = std::env::temp_dir().join(format!(
-        "vramio-auth-routes-{}-{}",
-        std::process::id(),
-        now_ms()
-    ));
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let root = std::env::temp_dir().join(format!("vramio-auth-routes-{}-{n}", std::process::id()));
     let dir = StateDir::open(Some(&root)).expect("state dir");
     let shares = Shares::open(dir);
     let now = now_ms();
@@ -397,8 +395,14 @@ async fn cross_origin_and_foreign_hosts_are_refused() {
 #[tokio::test]
 async fn the_token_redirect_never_leaves_this_server() {
     let f = fixture();
-    let (status, _, headers) =
-        send(&f, Method::GET, "//evil.example/x?a=1", Cred::QueryToken, None).await;
+    let (status, _, headers) = send(
+        &f,
+        Method::GET,
+        "//evil.example/x?a=1",
+        Cred::QueryToken,
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     assert_eq!(headers[header::LOCATION], "/?a=1");
 }

@@ -100,13 +100,14 @@ impl StateDir {
                         source,
                     })?;
                 }
-                fs::DirBuilder::new()
-                    .mode(0o700)
-                    .create(&path)
-                    .map_err(|source| StateDirError::Create {
+                match fs::DirBuilder::new().mode(0o700).create(&path) {
+                    // Made at the same moment by another vramio: checked below like any other.
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    other => other.map_err(|source| StateDirError::Create {
                         path: path.clone(),
                         source,
-                    })?;
+                    })?,
+                }
             }
             Err(source) => return Err(StateDirError::Read { path, source }),
             Ok(meta) if !meta.is_dir() => return Err(StateDirError::NotADirectory { path }),
