@@ -24,13 +24,13 @@ const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
 /// The state directory, the token, and the running server.
 fn open(args: &ClientArgs) -> anyhow::Result<(Token, ServerFile)> {
-    let dir = StateDir::open(args.access.state_dir.as_deref())?;
-    let token = match &args.access.token_file {
+    let dir = StateDir::open(args.state_dir.as_deref())?;
+    let token = match &args.token_file {
         Some(f) => Token::from_file(f)?,
         None => match dir.read(crate::access::token::TOKEN_FILE)? {
             Some(_) => Token::load_or_create(&dir)?,
             None => bail!(
-                "no token in {}: no vramio server has run with this state directory yet; start one with `vramio`",
+                "no vramio server is running with the state directory {}: none has run with it yet (it holds no token); start one with `vramio`",
                 dir.path().display()
             ),
         },

@@ -40,11 +40,17 @@ pub enum Command {
     Share(ShareArgs),
 }
 
-/// Flags of the commands that talk to a running server.
+/// Flags of the commands that talk to a running server: [`AccessArgs`]' two, global so that
+/// they also follow `share`'s subcommand (`vramio share create --state-dir DIR`).
 #[derive(Debug, Clone, Args)]
 pub struct ClientArgs {
-    #[command(flatten)]
-    pub access: AccessArgs,
+    /// The running server's state directory (its token and server file). Default:
+    /// $XDG_STATE_HOME/vramio, else ~/.local/state/vramio.
+    #[arg(long, env = "VRAMIO_STATE_DIR", value_name = "DIR", global = true)]
+    pub state_dir: Option<PathBuf>,
+    /// Read the admin token from this file (mode 0600) instead of the state directory's.
+    #[arg(long, env = "VRAMIO_TOKEN_FILE", value_name = "FILE", global = true)]
+    pub token_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -383,6 +389,22 @@ mod tests {
         assert!(parse(&["share", "create", "--expires", "31d"]).is_err());
         assert!(parse(&["share", "revoke"]).is_err(), "an id or --all");
         assert!(parse(&["share", "revoke", "--all"]).is_ok());
+        for args in [
+            &["share", "--state-dir", "/tmp/s", "list"][..],
+            &["share", "create", "--label", "ana", "--state-dir", "/tmp/s"][..],
+            &["url", "--state-dir", "/tmp/s"][..],
+        ] {
+            let dir = match parse(args).expect("parses").into_command() {
+                Command::Share(sh) => sh.client.state_dir,
+                Command::Url(c) => c.state_dir,
+                _ => panic!("share or url"),
+            };
+            assert_eq!(
+                dir.as_deref(),
+                Some(std::path::Path::new("/tmp/s")),
+                "{args:?}"
+            );
+        }
     }
 
     #[test]
