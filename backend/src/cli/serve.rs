@@ -104,13 +104,7 @@ async fn serve_async(
         sampler::spawn(sampler, hub, diagnoser).context("cannot start the sampler thread")?;
 
     let base_url = base_url(&endpoint, scheme, args.public_url.as_deref());
-    announce(&endpoint, &base_url, token.as_ref());
-    if beyond_loopback && tls.is_none() {
-        tracing::warn!(
-            "listening beyond loopback over plain HTTP: the token and the data cross the network \
-             unencrypted; serve TLS (--tls-cert/--tls-key) or put a TLS reverse proxy in front"
-        );
-    }
+    // The server file first: once the startup line is out, `vramio url` and `vramio share` work.
     if let Some(dir) = &dir {
         let file = ServerFile {
             pid: std::process::id(),
@@ -124,6 +118,14 @@ async fn serve_async(
         if let Err(e) = file.write(dir) {
             tracing::warn!(error = %e, "cannot write the server file: `vramio url` and `vramio share` will not find this server");
         }
+    }
+
+    announce(&endpoint, &base_url, token.as_ref());
+    if beyond_loopback && tls.is_none() {
+        tracing::warn!(
+            "listening beyond loopback over plain HTTP: the token and the data cross the network \
+             unencrypted; serve TLS (--tls-cert/--tls-key) or put a TLS reverse proxy in front"
+        );
     }
 
     let stop = shutdown.clone();
