@@ -82,7 +82,12 @@ pub enum ShareCommand {
     },
     /// Revoke one link by its id, or every link with --all (a new signing key).
     Revoke {
-        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        /// The link's id, as `share list` shows it (base64url: it may start with `-`).
+        #[arg(
+            required_unless_present = "all",
+            conflicts_with = "all",
+            allow_hyphen_values = true
+        )]
         id: Option<String>,
         #[arg(long)]
         all: bool,
@@ -389,6 +394,37 @@ mod tests {
         assert!(parse(&["share", "create", "--expires", "31d"]).is_err());
         assert!(parse(&["share", "revoke"]).is_err(), "an id or --all");
         assert!(parse(&["share", "revoke", "--all"]).is_ok());
+        for args in [
+            &["share", "revoke", "-Bx_y"][..],
+            &["share", "revoke", "--state-dir", "/tmp/s", "-Bx_y"][..],
+            &["share", "--state-dir", "/tmp/s", "revoke", "-Bx_y"][..],
+            &["share", "revoke", "-Bx_y", "--state-dir", "/tmp/s"][..],
+        ] {
+            let Command::Share(sh) = parse(args).expect("an id may start with -").into_command()
+            else {
+                panic!("share");
+            };
+            assert!(
+                matches!(&sh.command, ShareCommand::Revoke { id: Some(id), all: false } if id == "-Bx_y"),
+                "{args:?}: {:?}",
+                sh.command
+            );
+            let given = args.contains(&"--state-dir");
+            assert_eq!(sh.client.state_dir.is_some(), given, "{args:?}");
+        }
+        let Command::Share(sh) = parse(&["share", "revoke", "--all"])
+            .expect("parses")
+            .into_command()
+        else {
+            panic!("share");
+        };
+        assert!(matches!(
+            sh.command,
+            ShareCommand::Revoke {
+                id: None,
+                all: true
+            }
+        ));
         for args in [
             &["share", "--state-dir", "/tmp/s", "list"][..],
             &["share", "create", "--label", "ana", "--state-dir", "/tmp/s"][..],
