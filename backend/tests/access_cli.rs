@@ -10,16 +10,18 @@
 
 #[path = "common/fake_nvml.rs"]
 mod fake_nvml;
+#[path = "common/share_link.rs"]
+mod share_link;
 #[path = "common/vramio_bin.rs"]
 mod vramio_bin;
 #[path = "common/ws_viewer.rs"]
 mod ws_viewer;
 
+use share_link::{claim, claim_status, create_share, get, ws};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use tokio_tungstenite::WebSocketStream;
-use vramio_bin::{Resp, Run, Server, TempDir, http, listening_tcp, run, send, wait_for};
+use vramio_bin::{Run, Server, TempDir, http, listening_tcp, run, send, wait_for};
 use ws_viewer::{Got, frames_of, me_with_user, my_process, next, until, ws_over};
 
 const NO_SERVER: &str = "no vramio server is running";
@@ -65,56 +67,6 @@ fn free_port() -> u16 {
 fn assert_no_server(r: &Run, what: &str) {
     assert!(!r.ok(), "{what} succeeded: {r:?}");
     assert!(r.stderr.contains(NO_SERVER), "{what}: {}", r.stderr);
-}
-
-/// GET `path` from `s` with its own `Host` and `extra` headers.
-async fn get(s: &Server, path: &str, extra: &[(&str, &str)]) -> Resp {
-    let mut headers = vec![("host", s.authority())];
-    headers.extend_from_slice(extra);
-    http(s.authority(), "GET", path, &headers, "").await
-}
-
-/// A share link from `vramio share create ARGS`: `(link, id, secret)`.
-fn create_share(setup: &Setup, s: &Server, args: &[&str]) -> (String, String, String) {
-    let mut all = vec!["share", "create"];
-    all.extend_from_slice(args);
-    let r = setup.cli(&all);
-    assert!(r.ok(), "share create: {r:?}");
-    let link = r.last_line().to_owned();
-    let rest = link
-        .strip_prefix(&format!("{}/s/", s.base()))
-        .unwrap_or_else(|| panic!("the last line is not a link of {}: {link}", s.base()));
-    let (id, secret) = rest.split_once('#').expect("BASE/s/<id>#<secret>");
-    assert_eq!((id.len(), secret.len()), (22, 43), "{link}");
-    (link.clone(), id.to_owned(), secret.to_owned())
-}
-
-/// `POST /api/claim` from the server's own origin; the view cookie (`name=value`).
-async fn claim(s: &Server, id: &str, secret: &str) -> String {
-    let origin = s.base().to_owned();
-    let body = serde_json::json!({ "id": id, "secret": secret }).to_string();
-    let headers = [
-        ("host", s.authority()),
-        ("origin", origin.as_str()),
-        ("content-type", "application/json"),
-    ];
-    let r = http(s.authority(), "POST", "/api/claim", &headers, &body).await;
-    assert_eq!(r.status, 204, "claim: {}", r.text());
-    let set = r.header("set-cookie").expect("a view cookie").to_owned();
-    let name = format!("vramio-{}-view=", s.port());
-    assert!(set.starts_with(&name), "{set}");
-    assert!(
-        set.contains("; HttpOnly") && set.contains("; SameSite=Strict"),
-        "{set}"
-    );
-    set.split(';').next().unwrap_or("").to_owned()
-}
-
-async fn ws(s: &Server, headers: &[(&str, &str)]) -> WebSocketStream<tokio::net::TcpStream> {
-    let tcp = tokio::net::TcpStream::connect(s.authority())
-        .await
-        .expect("connect");
-    ws_over(tcp, &format!("ws://{}/ws", s.authority()), headers).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -212,7 +164,7 @@ async fn the_token_survives_a_restart_and_a_token_file_must_be_private() {
 async fn share_links_are_created_listed_claimed_and_revoked() {
     let t = setup("share");
     let s = t.serve(&["--port", "0"]);
-    let (_, id, secret) = create_share(&t, &s, &["--expires", "1h", "--label", "ana"]);
+    let (_, id, secret) = create_share(t.state(), &s, &["--expires", "1h", "--label", "ana"]);
     let list = t.cli(&["share", "list"]);
     assert!(
         list.ok() && list.stdout.contains(&id) && list.stdout.contains("ana"),
@@ -263,8 +215,8 @@ async fn share_links_are_created_listed_claimed_and_revoked() {
     );
     assert_eq!(claim_status(&s, &id, &secret).await.body, made_up.body);
 
-    let (_, a, _) = create_share(&t, &s, &[]);
-    let (_, b, _) = create_share(&t, &s, &["--show-users"]);
+    let (_, a, _) = create_share(t.state(), &s, &[]);
+    let (_, b, _) = create_share(t.state(), &s, &["--show-users"]);
     let r = t.cli(&["share", "revoke", "--all"]);
     assert!(r.ok(), "{r:?}");
     for id in [a, b] {
@@ -277,19 +229,12 @@ async fn share_links_are_created_listed_claimed_and_revoked() {
     );
 }
 
-async fn claim_status(s: &Server, id: &str, secret: &str) -> Resp {
-    let body = serde_json::json!({ "id": id, "secret": secret }).to_string();
-    let origin = s.base().to_owned();
-    let headers = [("host", s.authority()), ("origin", origin.as_str())];
-    http(s.authority(), "POST", "/api/claim", &headers, &body).await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_viewer_ends_when_its_link_is_revoked_or_expires() {
     let t = setup("ends");
     let s = t.serve(&["--port", "0"]);
     let origin = s.base().to_owned();
-    let (_, id, secret) = create_share(&t, &s, &["--label", "bob"]);
+    let (_, id, secret) = create_share(t.state(), &s, &["--label", "bob"]);
     let cookie = claim(&s, &id, &secret).await;
     let mut viewer = ws(&s, &[("cookie", &cookie), ("origin", &origin)]).await;
     until(&mut viewer, "hello").await;
@@ -301,10 +246,11 @@ async fn an_open_viewer_ends_when_its_link_is_revoked_or_expires() {
     assert_eq!(e["code"], "share_revoked", "{e}");
     assert_eq!(next(&mut viewer).await.closed(), Some(4403));
     let took = started.elapsed();
+    eprintln!("revocation ended the viewer {took:?} after `share revoke` started");
     assert!(took < Duration::from_secs(2), "revocation took {took:?}");
 
     let created = Instant::now();
-    let (_, id, secret) = create_share(&t, &s, &["--expires", "3s"]);
+    let (_, id, secret) = create_share(t.state(), &s, &["--expires", "3s"]);
     let cookie = claim(&s, &id, &secret).await;
     let mut viewer = ws(&s, &[("cookie", &cookie), ("origin", &origin)]).await;
     until(&mut viewer, "hello").await;
@@ -312,6 +258,7 @@ async fn an_open_viewer_ends_when_its_link_is_revoked_or_expires() {
     assert_eq!(e["code"], "share_expired", "{e}");
     assert_eq!(next(&mut viewer).await.closed(), Some(4403));
     let took = created.elapsed();
+    eprintln!("a 3 s link ended its viewer {took:?} after `share create` started");
     assert!(
         took >= Duration::from_millis(2900) && took < Duration::from_secs(5),
         "a 3 s link ended after {took:?}"
@@ -329,7 +276,7 @@ async fn a_viewer_gets_no_user_names_unless_its_link_shows_them() {
     let user = me_with_user(&mut admin).await["user"].clone();
     assert!(user.as_str().is_some_and(|u| !u.is_empty()), "{user}");
 
-    let (_, id, secret) = create_share(&t, &s, &[]);
+    let (_, id, secret) = create_share(t.state(), &s, &[]);
     let cookie = claim(&s, &id, &secret).await;
     let mut viewer = ws(&s, &[("cookie", &cookie), ("origin", &origin)]).await;
     let mut listed = 0;
@@ -347,7 +294,7 @@ async fn a_viewer_gets_no_user_names_unless_its_link_shows_them() {
     assert_eq!(snap.status, 200);
     assert!(!snap.text().contains("\"user\""), "{}", snap.text());
 
-    let (_, id, secret) = create_share(&t, &s, &["--show-users"]);
+    let (_, id, secret) = create_share(t.state(), &s, &["--show-users"]);
     let cookie = claim(&s, &id, &secret).await;
     let mut shown = ws(&s, &[("cookie", &cookie), ("origin", &origin)]).await;
     assert_eq!(me_with_user(&mut shown).await["user"], user);
@@ -393,7 +340,7 @@ async fn a_unix_socket_is_0600_needs_no_tcp_port_and_serves_the_cli() {
     .await;
 
     assert_eq!(t.cli(&["url"]).last_line(), s.url);
-    let (link, ..) = create_share(&t, &s, &["--label", "via socket"]);
+    let (link, ..) = create_share(t.state(), &s, &["--label", "via socket"]);
     assert!(link.starts_with("http://localhost:7575/s/"), "{link}");
     assert!(t.cli(&["share", "list"]).stdout.contains("via socket"));
     s.terminate();
@@ -448,7 +395,7 @@ async fn tls_serves_a_pinned_wss_client_refuses_plain_http_and_sets_secure_cooki
         "plain HTTP got an answer: {plain:?}"
     );
 
-    let (link, ..) = create_share(&t, &s, &[]);
+    let (link, ..) = create_share(t.state(), &s, &[]);
     assert!(link.starts_with("https://127.0.0.1:"), "{link}");
     let io = tls(ours).await.expect("TLS handshake");
     let path = format!("/?token={}", s.token());
