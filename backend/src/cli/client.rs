@@ -24,8 +24,8 @@ const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
 /// The state directory, the token, and the running server.
 fn open(args: &ClientArgs) -> anyhow::Result<(Token, ServerFile)> {
-    let dir = StateDir::open(args.state_dir.as_deref())?;
-    let token = match &args.token_file {
+    let dir = StateDir::open(args.access.state_dir.as_deref())?;
+    let token = match &args.access.token_file {
         Some(f) => Token::from_file(f)?,
         None => match dir.read(crate::access::token::TOKEN_FILE)? {
             Some(_) => Token::load_or_create(&dir)?,

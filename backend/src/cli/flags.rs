@@ -40,17 +40,11 @@ pub enum Command {
     Share(ShareArgs),
 }
 
-/// Flags of the commands that talk to a running server: [`AccessArgs`]' two, global so that
-/// they also follow `share`'s subcommand (`vramio share create --state-dir DIR`).
+/// Flags of the commands that talk to a running server.
 #[derive(Debug, Clone, Args)]
 pub struct ClientArgs {
-    /// The running server's state directory (its token and server file). Default:
-    /// $XDG_STATE_HOME/vramio, else ~/.local/state/vramio.
-    #[arg(long, env = "VRAMIO_STATE_DIR", value_name = "DIR", global = true)]
-    pub state_dir: Option<PathBuf>,
-    /// Read the admin token from this file (mode 0600) instead of the state directory's.
-    #[arg(long, env = "VRAMIO_TOKEN_FILE", value_name = "FILE", global = true)]
-    pub token_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub access: AccessArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -397,20 +391,18 @@ mod tests {
         for args in [
             &["share", "revoke", "-Bx_y"][..],
             &["share", "revoke", "--state-dir", "/tmp/s", "-Bx_y"][..],
-            &["share", "--state-dir", "/tmp/s", "revoke", "-Bx_y"][..],
             &["share", "revoke", "-Bx_y", "--state-dir", "/tmp/s"][..],
         ] {
             let Command::Share(sh) = parse(args).expect("an id may start with -").into_command()
             else {
                 panic!("share");
             };
-            assert!(
-                matches!(&sh.command, ShareCommand::Revoke { id: Some(id), all: false } if id == "-Bx_y"),
-                "{args:?}: {:?}",
-                sh.command
-            );
+            let ShareCommand::Revoke { id, all, client } = sh.command else {
+                panic!("revoke");
+            };
+            assert_eq!((id.as_deref(), all), (Some("-Bx_y"), false), "{args:?}");
             let given = args.contains(&"--state-dir");
-            assert_eq!(sh.client.state_dir.is_some(), given, "{args:?}");
+            assert_eq!(client.access.state_dir.is_some(), given, "{args:?}");
         }
         let Command::Share(sh) = parse(&["share", "revoke", "--all"])
             .expect("parses")
@@ -422,25 +414,10 @@ mod tests {
             sh.command,
             ShareCommand::Revoke {
                 id: None,
-                all: true
+                all: true,
+                ..
             }
         ));
-        for args in [
-            &["share", "--state-dir", "/tmp/s", "list"][..],
-            &["share", "create", "--label", "ana", "--state-dir", "/tmp/s"][..],
-            &["url", "--state-dir", "/tmp/s"][..],
-        ] {
-            let dir = match parse(args).expect("parses").into_command() {
-                Command::Share(sh) => sh.client.state_dir,
-                Command::Url(c) => c.state_dir,
-                _ => panic!("share or url"),
-            };
-            assert_eq!(
-                dir.as_deref(),
-                Some(std::path::Path::new("/tmp/s")),
-                "{args:?}"
-            );
-        }
     }
 
     #[test]
