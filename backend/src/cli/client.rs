@@ -24,7 +24,19 @@ const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
 /// The state directory, the token, and the running server.
 fn open(args: &ClientArgs) -> anyhow::Result<(Token, ServerFile)> {
-    let dir = StateDir::open(args.access.state_dir.as_deref())?;
+    // A client only reads: a state directory that is not there is not made.
+    let path = match &args.access.state_dir {
+        Some(p) => p.clone(),
+        None => crate::access::state_dir::default_path()
+            .ok_or(crate::access::state_dir::StateDirError::NoHome)?,
+    };
+    if !path.exists() {
+        bail!(
+            "no vramio server is running with the state directory {}: none has run with it yet (the directory does not exist); start one with `vramio`",
+            path.display()
+        );
+    }
+    let dir = StateDir::open(Some(&path))?;
     let token = match &args.access.token_file {
         Some(f) => Token::from_file(f)?,
         None => match dir.read(crate::access::token::TOKEN_FILE)? {
