@@ -133,7 +133,7 @@ async fn ten_thousand_bad_credentials_change_nothing_for_a_real_viewer() {
             let Some(Ok(msg)) = msg else { break };
             let Ok(text) = msg.into_text() else { continue };
             match serde_json::from_str::<ServerMsg>(text.as_str()) {
-                Ok(ServerMsg::Frame { frame }) => {
+                Ok(ServerMsg::Frame { frame, .. }) => {
                     if let Some(at) = last {
                         worst_gap = worst_gap.max(at.elapsed());
                     }

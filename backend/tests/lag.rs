@@ -57,7 +57,7 @@ async fn read_until(rx: &mut mpsc::Receiver<Message>, last: u64) -> Seen {
     let mut seen = Seen::default();
     while seen.seqs.last() != Some(&last) {
         match next(rx).await {
-            ServerMsg::Frame { frame } => seen.seqs.push(frame.seq),
+            ServerMsg::Frame { frame, .. } => seen.seqs.push(frame.seq),
             ServerMsg::Backfill { frames, .. } => seen.seqs.extend(frames.iter().map(|f| f.seq)),
             ServerMsg::Lagged { skipped } => {
                 seen.skipped += skipped;

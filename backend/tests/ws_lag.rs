@@ -51,7 +51,7 @@ async fn a_client_that_stops_reading_lags_while_others_are_unaffected() {
         let mut lagged = 0;
         while seqs.len() < FRAMES as usize {
             match next_msg(&mut fast).await {
-                ServerMsg::Frame { frame } => seqs.push(frame.seq),
+                ServerMsg::Frame { frame, .. } => seqs.push(frame.seq),
                 ServerMsg::Lagged { .. } => lagged += 1,
                 _ => {}
             }
@@ -82,7 +82,7 @@ async fn a_client_that_stops_reading_lags_while_others_are_unaffected() {
     let mut got = Vec::new();
     while got.last() != Some(&FRAMES) {
         match next_msg(&mut slow).await {
-            ServerMsg::Frame { frame } => got.push(frame.seq),
+            ServerMsg::Frame { frame, .. } => got.push(frame.seq),
             ServerMsg::Backfill { frames, .. } => got.extend(frames.iter().map(|f| f.seq)),
             ServerMsg::Lagged { skipped } => lagged_total += skipped,
             _ => {}

@@ -96,6 +96,7 @@ pub fn subscribe_msg(since_seq: Option<u64>) -> String {
     let msg = ClientMsg::Subscribe {
         hosts: None,
         since_seq,
+        since: None,
     };
     serde_json::to_string(&msg).unwrap_or_else(|_| r#"{"type":"subscribe"}"#.to_owned())
 }

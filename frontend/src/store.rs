@@ -197,7 +197,9 @@ impl Store {
                     h.push(frame, now_ms);
                 }
             }),
-            ServerMsg::Frame { frame } => {
+            // The overview of a hub; this page shows one host's full frames.
+            ServerMsg::Summary { .. } => {}
+            ServerMsg::Frame { frame, .. } => {
                 // Only a frame that changes something notifies the views.
                 self.hosts
                     .maybe_update(|h| h.push(*frame, now_ms) != Accepted::Duplicate);
@@ -322,6 +324,7 @@ mod tests {
         let replayed = Frame::empty("gpu1", 2, 2000, 1000);
         store.apply(
             ServerMsg::Frame {
+                host: "gpu1".into(),
                 frame: Box::new(replayed),
             },
             20.0,
@@ -331,6 +334,7 @@ mod tests {
         let next = Frame::empty("gpu1", 4, 4000, 1000);
         store.apply(
             ServerMsg::Frame {
+                host: "gpu1".into(),
                 frame: Box::new(next),
             },
             30.0,

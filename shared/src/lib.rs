@@ -10,6 +10,7 @@ pub mod diagnosis;
 pub mod frame;
 pub mod protocol;
 pub mod schema;
+pub mod summary;
 pub mod units;
 pub mod window;
 
@@ -18,4 +19,5 @@ pub use frame::{
     NvmlStatus, Presence, ProcessApi, Psi, Source, SourceCost, SourceError, SystemStats,
 };
 pub use protocol::{ClientMsg, ErrorCode, HostState, PROTOCOL_VERSION, ServerMsg};
+pub use summary::{DiskBrief, GpuBrief, HostSummary};
 pub use units::{Bytes, BytesPerSec, Percent};

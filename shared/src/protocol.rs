@@ -1,17 +1,21 @@
 //! The `/ws` protocol (DESIGN section 4): JSON text messages tagged by `type`.
 //!
 //! Server: `hello` first, then `backfill` (frames the client missed or never saw), then one `frame`
-//! per tick per host, `diagnosis` when it changes (and at least every few seconds), `host_status`, `lagged { skipped }` when a client fell behind, `error` for a
-//! bad client message, `pong`. Client: `subscribe { hosts, since_seq }` and `ping`.
+//! per tick per host, `summary` per tick for every host (a hub's overview), `diagnosis` when it
+//! changes (and at least every few seconds), `host_status`, `lagged { skipped }` when a client fell
+//! behind, `error` for a bad client message, `pong`. Client: `subscribe { hosts, since_seq, since }`
+//! (which hosts' full frames, resuming after which seq) and `ping`.
 //! [`PROTOCOL_VERSION`] changes on any breaking change; golden fixtures in `tests/` pin it.
 
 use crate::diagnosis::Diagnosis;
 use crate::frame::Frame;
+use crate::summary::HostSummary;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Bumped on any breaking change of the messages or of [`Frame`].
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Largest client message the server reads; larger ones close the socket with 1009.
 pub const MAX_CLIENT_MESSAGE_BYTES: usize = 4096;
@@ -30,8 +34,15 @@ pub enum ServerMsg {
     },
     /// Recent frames, oldest first, so charts are full at once and reconnects have no gap.
     Backfill { host: String, frames: Vec<Frame> },
-    /// One tick of one host (boxed: a frame is far larger than the other messages).
-    Frame { frame: Box<Frame> },
+    /// One tick of one host (boxed: a frame is far larger than the other messages). `host` is the
+    /// name the server knows the host by (a hub: the peer as given), which may differ from the
+    /// hostname inside the frame.
+    Frame { host: String, frame: Box<Frame> },
+    /// One host at a glance, every tick, for every host (the overview).
+    Summary {
+        host: String,
+        summary: Box<HostSummary>,
+    },
     /// The host's current diagnosis: sent when it changes and at least every few seconds.
     Diagnosis {
         host: String,
@@ -58,6 +69,8 @@ pub enum ServerMsg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HostState {
+    /// A hub is still reaching the host.
+    Connecting,
     Up,
     /// No frame for several intervals.
     Stale,
@@ -91,6 +104,10 @@ pub enum ClientMsg {
         hosts: Option<Vec<String>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         since_seq: Option<u64>,
+        /// Per host, the newest seq the client holds (resume several hosts at once). Wins over
+        /// `since_seq` for the hosts it names.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since: Option<BTreeMap<String, u64>>,
     },
     Ping,
 }
@@ -118,7 +135,8 @@ mod tests {
             m,
             ClientMsg::Subscribe {
                 hosts: None,
-                since_seq: Some(41)
+                since_seq: Some(41),
+                since: None,
             }
         );
         assert!(serde_json::from_str::<ClientMsg>(r#"{"type":"ping"}"#).is_ok());

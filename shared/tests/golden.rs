@@ -6,8 +6,8 @@
 use shared::diagnosis::{Thresholds, diagnose};
 use shared::{
     BlockDevice, Bytes, BytesPerSec, ClientMsg, ErrorCode, Frame, Gpu, GpuApis, GpuMemory,
-    GpuProcess, GpuState, HostState, MemoryApi, Mount, MountKind, NvmlStatus, Percent, Presence,
-    ProcessApi, Psi, ServerMsg, Source, SourceCost, SourceError, SystemStats,
+    GpuProcess, GpuState, HostState, HostSummary, MemoryApi, Mount, MountKind, NvmlStatus, Percent,
+    Presence, ProcessApi, Psi, ServerMsg, Source, SourceCost, SourceError, SystemStats,
 };
 use std::path::PathBuf;
 
@@ -201,7 +201,20 @@ fn server_messages() -> Vec<(&'static str, ServerMsg)> {
         (
             "server-frame",
             ServerMsg::Frame {
-                frame: Box::new(frame),
+                host: "gpu-node-7".into(),
+                frame: Box::new(frame.clone()),
+            },
+        ),
+        (
+            "server-summary",
+            ServerMsg::Summary {
+                host: "ssh://gpu7".into(),
+                summary: Box::new(HostSummary::of(
+                    HostState::Up,
+                    &window[window.len() - 1],
+                    Some(&diagnosis),
+                    None,
+                )),
             },
         ),
         (
@@ -239,6 +252,22 @@ fn client_messages() -> Vec<(&'static str, ClientMsg)> {
             ClientMsg::Subscribe {
                 hosts: Some(vec!["gpu-node-7".into()]),
                 since_seq: Some(1_764_500_000_122),
+                since: None,
+            },
+        ),
+        (
+            "client-subscribe-several",
+            ClientMsg::Subscribe {
+                hosts: Some(vec!["ssh://gpu1".into(), "gpu2:7575".into()]),
+                since_seq: None,
+                since: Some(
+                    [
+                        ("ssh://gpu1".to_owned(), 1_764_500_000_122),
+                        ("gpu2:7575".to_owned(), 17),
+                    ]
+                    .into_iter()
+                    .collect(),
+                ),
             },
         ),
         (
@@ -246,6 +275,7 @@ fn client_messages() -> Vec<(&'static str, ClientMsg)> {
             ClientMsg::Subscribe {
                 hosts: None,
                 since_seq: None,
+                since: None,
             },
         ),
         ("client-ping", ClientMsg::Ping),

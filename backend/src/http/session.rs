@@ -259,7 +259,14 @@ impl<S: Sink<Message> + Unpin> Session<S> {
             }
             Ok(Message::Text(t)) => match serde_json::from_str::<ClientMsg>(t.as_str()) {
                 Ok(ClientMsg::Ping) => Incoming::Reply(ServerMsg::Pong),
-                Ok(ClientMsg::Subscribe { hosts, since_seq }) => {
+                Ok(ClientMsg::Subscribe {
+                    hosts,
+                    since_seq,
+                    since,
+                }) => {
+                    let since_seq = since
+                        .and_then(|m| m.get(self.hub.host()).copied())
+                        .or(since_seq);
                     let unknown: Vec<String> = hosts
                         .unwrap_or_default()
                         .into_iter()

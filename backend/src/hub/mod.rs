@@ -35,7 +35,11 @@ pub const CHANNEL_CAPACITY: usize = 64;
 /// A host is `stale` after this many intervals without a frame.
 const STALE_AFTER_INTERVALS: u32 = 3;
 
-const FRAME_MSG_PREFIX: &str = r#"{"type":"frame","frame":"#;
+/// `{"type":"frame","host":<host>,"frame":` for the hub's host.
+fn frame_msg_prefix(host: &str) -> String {
+    let host = serde_json::to_string(host).unwrap_or_else(|_| "\"\"".into());
+    format!(r#"{{"type":"frame","host":{host},"frame":"#)
+}
 
 /// One published frame: its sequence number, time, and the `frame` message encoded once.
 #[derive(Debug)]
@@ -43,6 +47,8 @@ pub struct Entry {
     pub seq: u64,
     pub t_ms: u64,
     message: Utf8Bytes,
+    /// Bytes of `message` before the frame object.
+    prefix_len: usize,
     /// Whether any process in it names its user.
     has_users: bool,
     /// The message without user names, made on first demand (a share link that hides them).
@@ -50,7 +56,7 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn new(seq: u64, frame: &Frame, message: String) -> Entry {
+    fn new(seq: u64, frame: &Frame, message: String, prefix_len: usize) -> Entry {
         let has_users = frame
             .gpus
             .iter()
@@ -60,6 +66,7 @@ impl Entry {
             seq,
             t_ms: frame.t_ms,
             message: Utf8Bytes::from(message),
+            prefix_len,
             has_users,
             without_users: OnceLock::new(),
         }
@@ -71,7 +78,7 @@ impl Entry {
     }
     /// Just the frame's JSON object (for `/api/snapshot` and backfill).
     pub fn frame_json(&self) -> &str {
-        frame_part(self.message.as_str())
+        self.frame_part(self.message.as_str())
     }
 
     /// [`Entry::message`], or with `show_users` false the same frame without user names.
@@ -87,7 +94,7 @@ impl Entry {
         if show_users || !self.has_users {
             return self.frame_json();
         }
-        frame_part(self.without_users().as_str())
+        self.frame_part(self.without_users().as_str())
     }
 
     fn without_users(&self) -> &Utf8Bytes {
@@ -104,7 +111,7 @@ impl Entry {
                 p.user = None;
             }
             let mut message = String::with_capacity(self.message.len());
-            message.push_str(FRAME_MSG_PREFIX);
+            message.push_str(&self.message.as_str()[..self.prefix_len]);
             message.push_str(&serde_json::to_string(&frame).unwrap_or_else(|_| "{}".into()));
             message.push('}');
             Utf8Bytes::from(message)
@@ -112,8 +119,10 @@ impl Entry {
     }
 }
 
-fn frame_part(message: &str) -> &str {
-    &message[FRAME_MSG_PREFIX.len()..message.len() - 1]
+impl Entry {
+    fn frame_part<'a>(&self, message: &'a str) -> &'a str {
+        &message[self.prefix_len..message.len() - 1]
+    }
 }
 
 const DIAGNOSIS_MSG_PREFIX: &str = r#"{"type":"diagnosis","host":"#;
@@ -179,6 +188,8 @@ pub struct Hub {
 
 struct Inner {
     host: String,
+    /// The start of every `frame` message of this host.
+    frame_prefix: String,
     interval: Duration,
     tx: broadcast::Sender<Arc<Entry>>,
     diagnosis: watch::Sender<Option<Arc<DiagnosisEntry>>>,
@@ -230,11 +241,13 @@ impl Prepared<'_> {
 
 impl Hub {
     pub fn new(host: impl Into<String>, interval: Duration, config: HubConfig) -> Self {
+        let host = host.into();
         let (tx, _) = broadcast::channel(config.channel_capacity.max(1));
         let (diagnosis, _) = watch::channel(None);
         Hub {
             inner: Arc::new(Inner {
-                host: host.into(),
+                frame_prefix: frame_msg_prefix(&host),
+                host,
                 interval,
                 tx,
                 diagnosis,
@@ -281,13 +294,18 @@ impl Hub {
         let seq = self.inner.next_seq.load(Ordering::Relaxed);
         frame.seq = seq;
         let mut message = String::with_capacity(4096);
-        message.push_str(FRAME_MSG_PREFIX);
+        message.push_str(&self.inner.frame_prefix);
         message.push_str(&serde_json::to_string(&frame)?);
         message.push('}');
         Ok(Prepared {
             hub: self,
             _turn: turn,
-            entry: Arc::new(Entry::new(seq, &frame, message)),
+            entry: Arc::new(Entry::new(
+                seq,
+                &frame,
+                message,
+                self.inner.frame_prefix.len(),
+            )),
         })
     }
 

@@ -30,7 +30,7 @@ fn assigns_increasing_seq_and_encodes_once() {
     assert_eq!(parsed.t_ms, 6);
     let msg: shared::ServerMsg =
         serde_json::from_str(latest.message().as_str()).expect("message json");
-    assert!(matches!(msg, shared::ServerMsg::Frame { frame } if frame.seq == 2));
+    assert!(matches!(msg, shared::ServerMsg::Frame { frame, .. } if frame.seq == 2));
 }
 
 #[test]

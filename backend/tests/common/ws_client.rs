@@ -96,7 +96,7 @@ pub async fn collect_frames(ws: &mut Client, want: usize) -> Vec<u64> {
     while seqs.len() < want {
         match next_msg(ws).await {
             ServerMsg::Backfill { frames, .. } => seqs.extend(frames.iter().map(|f| f.seq)),
-            ServerMsg::Frame { frame } => seqs.push(frame.seq),
+            ServerMsg::Frame { frame, .. } => seqs.push(frame.seq),
             ServerMsg::HostStatus { .. } => {}
             other => panic!("unexpected {other:?}"),
         }

@@ -122,6 +122,7 @@ pub fn Notices(now: ReadSignal<f64>) -> impl IntoView {
         let status = store.host_status.get()?;
         let what = match status.state {
             HostState::Up => return None,
+            HostState::Connecting => "connecting",
             HostState::Stale => "stale",
             HostState::Down => "down",
         };
