@@ -24,3 +24,4 @@ pub mod collect;
 pub mod http;
 pub mod hub;
 pub mod ndjson;
+pub mod peers;

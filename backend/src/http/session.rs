@@ -384,16 +384,12 @@ impl<S: Sink<Message> + Unpin> Session<S> {
 
     /// Sends `host_status` when the host's state differs from what this client was last told.
     async fn report_state(&mut self) -> Result<(), Ended> {
-        let (state, age) = self.hub.host_state();
+        let (state, _age, error) = self.hub.host_status();
         if self.reported_state == Some(state) {
             return Ok(());
         }
         self.reported_state = Some(state);
         let last_seen_ms = self.hub.latest().map(|e| e.t_ms);
-        let error = match state {
-            HostState::Stale => age.map(|a| format!("no frame for {:.1} s", a.as_secs_f64())),
-            _ => None,
-        };
         let msg = ServerMsg::HostStatus {
             host: self.hub.host().to_owned(),
             state,

@@ -205,6 +205,8 @@ struct Inner {
 struct State {
     ring: Ring<Arc<Entry>>,
     last_publish: Option<Instant>,
+    /// For a peer's host: how the link to it stands (`None` for a host sampled here).
+    link: Option<(HostState, Option<String>)>,
 }
 
 /// A live feed of frames, and the seq of the first frame it will carry (every frame before it is
@@ -256,6 +258,7 @@ impl Hub {
                 state: Mutex::new(State {
                     ring: Ring::new(config.history_frames),
                     last_publish: None,
+                    link: None,
                 }),
             }),
         }
@@ -378,23 +381,56 @@ impl Hub {
 
     /// `up` while frames arrive, `stale` after a few intervals without one, `down` before any.
     pub fn host_state(&self) -> (HostState, Option<Duration>) {
+        let (state, age, _) = self.host_status();
+        (state, age)
+    }
+
+    /// [`Hub::host_state`] with the reason; for a peer's host, a link that is connecting or down
+    /// says so (with its reason) whatever frames came before.
+    pub fn host_status(&self) -> (HostState, Option<Duration>, Option<String>) {
         let state = self.state();
-        match state.last_publish {
-            None => (HostState::Down, None),
-            Some(at) => {
-                let age = at.elapsed();
-                if age > self.stale_after() {
-                    (HostState::Stale, Some(age))
-                } else {
-                    (HostState::Up, Some(age))
-                }
-            }
+        let age = state.last_publish.map(|at| at.elapsed());
+        if let Some((link @ (HostState::Down | HostState::Connecting), why)) = &state.link {
+            return (*link, age, why.clone());
         }
+        match age {
+            None => (HostState::Down, None, None),
+            Some(age) if age > self.stale_after() => (
+                HostState::Stale,
+                Some(age),
+                Some(format!("no frame for {:.1} s", age.as_secs_f64())),
+            ),
+            Some(age) => (HostState::Up, Some(age), None),
+        }
+    }
+
+    /// Sets how the link to this (peer's) host stands.
+    pub fn set_link(&self, state: HostState, error: Option<String>) {
+        self.state().link = Some((state, error));
     }
 
     /// Viewers currently subscribed.
     pub fn receiver_count(&self) -> usize {
         self.inner.tx.receiver_count()
+    }
+}
+
+/// A peer feeds its host's hub: frames are re-stamped with this hub's seq, the diagnosis is the
+/// peer's own.
+impl crate::peers::PeerSink for Hub {
+    fn link(&self, state: HostState, error: Option<String>) {
+        self.set_link(state, error);
+    }
+    fn frame(&self, frame: Frame) {
+        if let Err(e) = self.publish(frame) {
+            tracing::warn!(host = %self.host(), error = %e, "cannot encode a peer's frame");
+        }
+    }
+    fn diagnosis(&self, diagnosis: Diagnosis) {
+        let seq = self.latest().map_or(0, |e| e.seq);
+        if let Err(e) = self.publish_diagnosis(seq, &diagnosis) {
+            tracing::warn!(host = %self.host(), error = %e, "cannot encode a peer's diagnosis");
+        }
     }
 }
 

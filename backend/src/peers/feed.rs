@@ -1,0 +1,159 @@
+//! One peer's message stream, decoded: `hello` must speak this protocol, frames (live or
+//! backfilled) go to the sink in seq order exactly once, diagnoses are passed on, and the newest
+//! seq seen is kept so a reconnect resumes with `since_seq` and leaves no gap.
+
+use super::PeerSink;
+use shared::{PROTOCOL_VERSION, ServerMsg};
+
+/// Why a peer's stream is unusable.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProtocolError {
+    #[error("protocol error: the peer speaks protocol {0}, this vramio speaks {PROTOCOL_VERSION}")]
+    Version(u32),
+    #[error("protocol error: {0}")]
+    Bad(String),
+}
+
+/// The state of one peer's stream across reconnects.
+#[derive(Debug, Default)]
+pub struct Feed {
+    /// The newest frame seq handed to the sink (the peer's numbering).
+    pub last_seq: Option<u64>,
+    /// Whether this connection's `hello` came.
+    greeted: bool,
+}
+
+impl Feed {
+    /// Call on every new connection, before its first message.
+    pub fn reconnected(&mut self) {
+        self.greeted = false;
+    }
+
+    /// The `subscribe` line to send first on a (re)connection.
+    pub fn subscribe_msg(&self) -> String {
+        let msg = shared::ClientMsg::Subscribe {
+            hosts: None,
+            since_seq: self.last_seq,
+            since: None,
+        };
+        serde_json::to_string(&msg).unwrap_or_else(|_| r#"{"type":"subscribe"}"#.to_owned())
+    }
+
+    /// Decodes one message (a WebSocket text message or one stdout line) and feeds `sink`.
+    pub fn apply(&mut self, text: &str, sink: &dyn PeerSink) -> Result<(), ProtocolError> {
+        let msg: ServerMsg = serde_json::from_str(text).map_err(|e| {
+            ProtocolError::Bad(format!(
+                "cannot read a message ({e}): {:?}",
+                text.chars().take(60).collect::<String>()
+            ))
+        })?;
+        if !self.greeted && !matches!(msg, ServerMsg::Hello { .. }) {
+            return Err(ProtocolError::Bad("the first message was not hello".into()));
+        }
+        match msg {
+            ServerMsg::Hello { protocol, .. } => {
+                if protocol != PROTOCOL_VERSION {
+                    return Err(ProtocolError::Version(protocol));
+                }
+                self.greeted = true;
+                sink.link(shared::HostState::Up, None);
+            }
+            ServerMsg::Backfill { frames, .. } => {
+                for f in frames {
+                    self.frame(f, sink);
+                }
+            }
+            ServerMsg::Frame { frame, .. } => self.frame(*frame, sink),
+            ServerMsg::Diagnosis { diagnosis, .. } => sink.diagnosis(*diagnosis),
+            // The far side's own view of its sampler; the hub judges staleness by arrivals.
+            ServerMsg::HostStatus { .. }
+            | ServerMsg::Summary { .. }
+            | ServerMsg::Lagged { .. }
+            | ServerMsg::Pong => {}
+            ServerMsg::Error { code, message } => {
+                tracing::debug!(?code, %message, "peer refused a message");
+            }
+        }
+        Ok(())
+    }
+
+    fn frame(&mut self, frame: shared::Frame, sink: &dyn PeerSink) {
+        if self.last_seq.is_some_and(|s| frame.seq <= s) {
+            return;
+        }
+        self.last_seq = Some(frame.seq);
+        sink.frame(frame);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::diagnosis::Diagnosis;
+    use shared::{Frame, HostState};
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Collect {
+        seqs: Mutex<Vec<u64>>,
+        links: Mutex<Vec<HostState>>,
+    }
+
+    impl PeerSink for Collect {
+        fn link(&self, state: HostState, _error: Option<String>) {
+            self.links.lock().expect("lock").push(state);
+        }
+        fn frame(&self, frame: Frame) {
+            self.seqs.lock().expect("lock").push(frame.seq);
+        }
+        fn diagnosis(&self, _diagnosis: Diagnosis) {}
+    }
+
+    fn frame_msg(seq: u64) -> String {
+        serde_json::to_string(&ServerMsg::Frame {
+            host: "h".into(),
+            frame: Box::new(Frame::empty("h", seq, seq * 1000, 1000)),
+        })
+        .expect("json")
+    }
+
+    #[test]
+    fn frames_pass_once_in_order_across_a_reconnect() {
+        let sink = Collect::default();
+        let mut feed = Feed::default();
+        let hello =
+            serde_json::to_string(&ServerMsg::hello(vec!["h".into()], 1000, "x")).expect("json");
+        assert!(feed.apply(&frame_msg(1), &sink).is_err(), "hello first");
+        feed.apply(&hello, &sink).expect("hello");
+        for s in [1, 2, 3] {
+            feed.apply(&frame_msg(s), &sink).expect("frame");
+        }
+        feed.reconnected();
+        assert!(feed.subscribe_msg().contains("\"since_seq\":3"));
+        feed.apply(&hello, &sink).expect("hello again");
+        let backfill = serde_json::to_string(&ServerMsg::Backfill {
+            host: "h".into(),
+            frames: (2..=5)
+                .map(|s| Frame::empty("h", s, s * 1000, 1000))
+                .collect(),
+        })
+        .expect("json");
+        feed.apply(&backfill, &sink).expect("backfill");
+        assert_eq!(*sink.seqs.lock().expect("lock"), vec![1, 2, 3, 4, 5]);
+        assert_eq!(
+            *sink.links.lock().expect("lock"),
+            vec![HostState::Up, HostState::Up]
+        );
+    }
+
+    #[test]
+    fn garbage_and_other_protocols_are_errors() {
+        let sink = Collect::default();
+        let mut feed = Feed::default();
+        let e = feed.apply("\u{0}\u{1}garbage", &sink).expect_err("garbage");
+        assert!(e.to_string().starts_with("protocol error"), "{e}");
+        let old =
+            r#"{"type":"hello","protocol":2,"version":"0.1.0","hosts":["h"],"interval_ms":1000}"#;
+        assert_eq!(feed.apply(old, &sink), Err(ProtocolError::Version(2)));
+    }
+}

@@ -1,0 +1,24 @@
+//! The hosts a hub watches: other vramio instances reached over SSH (`vramio stream` on the far
+//! side, stdout lines) or WebSocket (`vramio serve`, bearer token). Each peer runs on its own task
+//! and feeds one [`PeerSink`] (its host's `Hub` in the fleet); one peer's failure, slowness or
+//! garbage never touches another's.
+//!
+//! - [`feed`]: turns the protocol messages a peer sends into frames, diagnoses and states, and
+//!   remembers the seq to resume from.
+
+pub mod feed;
+
+use shared::diagnosis::Diagnosis;
+use shared::{Frame, HostState};
+
+/// Where one peer's data goes. The fleet's per-host `Hub` implements it; tests collect.
+pub trait PeerSink: Send + Sync + 'static {
+    /// The link's state: `Connecting` while reaching the peer, `Up` once it streams, `Down` with
+    /// the reason (ssh's last error line, "unauthorized", "connection refused", "protocol
+    /// error: ..."). Staleness (no frame for 3 intervals) is the hub's to notice.
+    fn link(&self, state: HostState, error: Option<String>);
+    /// A frame from the peer, in order (its `seq` is the peer's; the hub stamps its own).
+    fn frame(&self, frame: Frame);
+    /// The peer's latest diagnosis (computed there: one place computes it).
+    fn diagnosis(&self, diagnosis: Diagnosis);
+}
