@@ -4,9 +4,11 @@
 //! garbage never touches another's.
 //!
 //! - [`feed`]: turns the protocol messages a peer sends into frames, diagnoses and states, and
-//!   remembers the seq to resume from.
+//!   remembers the seq to resume from;
+//! - [`life`]: connect, stream, report why it ended, back off, resume.
 
 pub mod feed;
+pub mod life;
 
 use shared::diagnosis::Diagnosis;
 use shared::{Frame, HostState};
