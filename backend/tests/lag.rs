@@ -35,6 +35,8 @@ fn start(hub: &Hub) -> (mpsc::Receiver<Message>, CancellationToken) {
         since_seq: Some(0),
         cancel: cancel.clone(),
         lease: None,
+        show_users: true,
+        greet: true,
     };
     let client = stream::pending::<Result<Message, Infallible>>();
     tokio::spawn(session::run(params, sink, client));

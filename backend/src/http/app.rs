@@ -8,9 +8,11 @@
 //! it and carry the security headers of DESIGN section 7.
 
 use super::auth::{self, Access, Auth, Granted};
+use super::multi::{self, MultiParams};
 use super::session::{self, SessionParams, ViewLease};
 use super::share_routes;
 use crate::hub::Hub;
+use crate::hub::fleet::Fleet;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{DefaultBodyLimit, Extension, Query, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, Uri, header};
@@ -44,7 +46,10 @@ const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
 /// Shared state of every route.
 #[derive(Clone)]
 pub struct AppState {
+    /// The first host (the one `serve` samples): `/api/snapshot` and `/api/health` default to it.
     pub hub: Hub,
+    /// Every host served (one for `serve`; the peers too for a hub).
+    pub fleet: Fleet,
     /// Fires on shutdown: sessions send a Close frame and end.
     pub shutdown: CancellationToken,
     /// Tracks WebSocket sessions so shutdown can wait for their Close frames.
@@ -66,8 +71,21 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 impl AppState {
     /// A server for `hub` that authenticates as `auth` says ([`Auth::disabled`] for none).
     pub fn new(hub: Hub, auth: Auth) -> Self {
+        AppState::for_fleet(Fleet::single(hub), auth)
+    }
+
+    /// A server for every host of `fleet` (which must not be empty).
+    pub fn for_fleet(fleet: Fleet, auth: Auth) -> Self {
+        let hub = fleet.hubs().first().cloned().unwrap_or_else(|| {
+            Hub::new(
+                "none",
+                std::time::Duration::from_secs(1),
+                crate::hub::HubConfig::for_interval(std::time::Duration::from_secs(1)),
+            )
+        });
         AppState {
             hub,
+            fleet,
             shutdown: CancellationToken::new(),
             sessions: TaskTracker::new(),
             started: Instant::now(),
@@ -153,19 +171,34 @@ async fn ws(
         .max_write_buffer_size(WS_WRITE_BUFFER)
         .on_upgrade(move |socket| {
             let (sink, stream) = socket.split();
-            let params = SessionParams {
-                hub: state.hub.clone(),
-                version: env!("CARGO_PKG_VERSION"),
-                since_seq: q.since_seq,
-                cancel: state.shutdown.clone(),
-                lease,
-            };
+            let show_users = lease.as_ref().is_none_or(|l| l.grant.show_users);
             let sessions = state.sessions.clone();
             async move {
                 sessions
                     .track_future(async move {
                         let _permit = permit;
-                        let ended = session::run(params, sink, stream).await;
+                        let ended = if state.fleet.len() > 1 {
+                            let params = MultiParams {
+                                fleet: state.fleet.clone(),
+                                version: env!("CARGO_PKG_VERSION"),
+                                since_seq: q.since_seq,
+                                cancel: state.shutdown.clone(),
+                                lease,
+                                show_users,
+                            };
+                            multi::run(params, sink, stream).await
+                        } else {
+                            let params = SessionParams {
+                                hub: state.hub.clone(),
+                                version: env!("CARGO_PKG_VERSION"),
+                                since_seq: q.since_seq,
+                                cancel: state.shutdown.clone(),
+                                lease,
+                                show_users,
+                                greet: true,
+                            };
+                            session::run(params, sink, stream).await
+                        };
                         tracing::debug!(?ended, "websocket session ended");
                     })
                     .await;

@@ -7,6 +7,7 @@ pub mod app;
 pub mod assets;
 pub mod auth;
 pub mod listen;
+pub mod multi;
 pub mod pinned;
 pub mod same_origin;
 pub mod session;

@@ -69,8 +69,48 @@ pub struct SessionParams {
     /// `since_seq` given in the URL: skips the wait for a first `subscribe`.
     pub since_seq: Option<u64>,
     pub cancel: CancellationToken,
-    /// Set for a share-link viewer; `None` for the admin.
+    /// Set for a share-link viewer; `None` for the admin (and for one host of a multi-host
+    /// session, whose lease the multi-host session watches).
     pub lease: Option<ViewLease>,
+    /// Whether frames keep their user names.
+    pub show_users: bool,
+    /// Sends `hello` and waits for a first `subscribe`; off for one host of a multi-host session,
+    /// which greeted the client and was told `since_seq` already.
+    pub greet: bool,
+}
+
+impl ViewLease {
+    /// Resolves when the link ends: `ShareExpired` at its expiry, `ShareRevoked` once revoked.
+    pub async fn ended(&self) -> Ended {
+        let mut changes = self.shares.watch();
+        let left =
+            Duration::from_millis(self.grant.expires_ms.saturating_sub(super::auth::now_ms()));
+        let expiry = tokio::time::sleep(left);
+        tokio::pin!(expiry);
+        loop {
+            tokio::select! {
+                () = &mut expiry => return Ended::ShareExpired,
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ended::ShareRevoked;
+                    }
+                    match self.shares.standing(&self.grant.id, super::auth::now_ms()) {
+                        Standing::Active(_) => {}
+                        Standing::Expired => return Ended::ShareExpired,
+                        Standing::Gone => return Ended::ShareRevoked,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A lease's end, or never without one.
+pub async fn lease_ended(lease: Option<&ViewLease>) -> Ended {
+    match lease {
+        Some(l) => l.ended().await,
+        None => std::future::pending().await,
+    }
 }
 
 struct Session<S> {
@@ -97,11 +137,13 @@ where
         since_seq,
         cancel,
         lease,
+        show_users,
+        greet,
     } = params;
     let mut s = Session {
         sink,
         hub: hub.clone(),
-        show_users: lease.as_ref().is_none_or(|l| l.grant.show_users),
+        show_users,
         cursor: 0,
         reported_state: None,
     };
@@ -110,7 +152,7 @@ where
         u64::try_from(hub.interval().as_millis()).unwrap_or(u64::MAX),
         version,
     );
-    if s.send_msg(&hello).await.is_err() {
+    if greet && s.send_msg(&hello).await.is_err() {
         return Ended::WriteFailed;
     }
     // Subscribe before reading history so no frame falls between the two.
@@ -121,7 +163,7 @@ where
     let mut diagnoses_open = true;
 
     let mut since = since_seq;
-    if since.is_none() {
+    if since.is_none() && greet {
         match tokio::time::timeout(FIRST_MESSAGE_WAIT, stream.next()).await {
             Err(_) => {}
             Ok(None) => return Ended::ClientClosed,
@@ -155,30 +197,12 @@ where
     let overdue = tokio::time::sleep(overdue_after);
     tokio::pin!(overdue);
     let mut watching = true;
-    // A viewer's link: its expiry as a timer, its revocation through the store's change feed.
-    let mut link_changes = lease.as_ref().map(|l| l.shares.watch());
-    let expires_in = lease.as_ref().map_or(Duration::MAX, |l| {
-        Duration::from_millis(l.grant.expires_ms.saturating_sub(super::auth::now_ms()))
-    });
-    let expiry = tokio::time::sleep(expires_in.min(Duration::from_secs(400 * 24 * 3600)));
-    tokio::pin!(expiry);
+    let lease_end = lease_ended(lease.as_ref());
+    tokio::pin!(lease_end);
     loop {
         let step = tokio::select! {
             () = cancel.cancelled() => Err(Ended::ServerShutdown),
-            () = &mut expiry, if lease.is_some() => Err(Ended::ShareExpired),
-            changed = async {
-                match link_changes.as_mut() {
-                    Some(rx) => rx.changed().await,
-                    None => std::future::pending().await,
-                }
-            }, if lease.is_some() => match (changed, &lease) {
-                (Ok(()), Some(l)) => match l.shares.standing(&l.grant.id, super::auth::now_ms()) {
-                    Standing::Active(_) => Ok(()),
-                    Standing::Expired => Err(Ended::ShareExpired),
-                    Standing::Gone => Err(Ended::ShareRevoked),
-                },
-                _ => Err(Ended::ShareRevoked),
-            },
+            ended = &mut lease_end => Err(ended),
             live = rx.recv() => match live {
                 Ok(entry) => {
                     overdue.as_mut().reset(tokio::time::Instant::now() + overdue_after);

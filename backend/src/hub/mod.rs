@@ -12,6 +12,7 @@
 //! subscribe or read history, is held just to push the encoded entry and broadcast it.
 
 pub mod diagnoser;
+pub mod fleet;
 
 use axum::extract::ws::Utf8Bytes;
 use shared::diagnosis::Diagnosis;

@@ -1,0 +1,303 @@
+//! A viewer of several hosts (a hub, or `serve --peer`): `hello` with every host, a `summary` of
+//! every host each tick (the overview), and full frames, diagnoses and host states only for the
+//! hosts its `subscribe { hosts }` selects (all of them until it says otherwise).
+//!
+//! Each selected host runs the one-host [`session`] logic (backfill, lag catch-up, host state) as
+//! a task writing into this session's bounded queue, so a slow viewer lags per host and catches up
+//! from that host's ring, exactly as with one host; this task owns the socket, the client's
+//! messages, the summaries and the share lease.
+
+use super::session::{self, Ended, SessionParams, ViewLease, lease_ended};
+use crate::hub::fleet::Fleet;
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
+use futures_util::{Sink, SinkExt, Stream, StreamExt};
+use shared::protocol::MAX_CLIENT_MESSAGE_BYTES;
+use shared::{ClientMsg, ErrorCode, ServerMsg};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
+use tokio_util::sync::{CancellationToken, PollSender};
+
+/// Messages the per-host tasks may queue ahead of the socket.
+const QUEUE: usize = 64;
+
+pub struct MultiParams {
+    pub fleet: Fleet,
+    pub version: &'static str,
+    pub since_seq: Option<u64>,
+    pub cancel: CancellationToken,
+    pub lease: Option<ViewLease>,
+    pub show_users: bool,
+}
+
+/// Which hosts get full frames, resuming after which seq.
+struct Selection {
+    hosts: Vec<usize>,
+    since: BTreeMap<usize, u64>,
+}
+
+/// Runs one multi-host session until the client leaves, the server stops or the lease ends.
+pub async fn run<S, R, E>(params: MultiParams, mut sink: S, mut stream: R) -> Ended
+where
+    S: Sink<Message> + Unpin,
+    R: Stream<Item = Result<Message, E>> + Unpin,
+    E: std::fmt::Display,
+{
+    let fleet = params.fleet.clone();
+    let interval_ms = fleet.hubs().first().map_or(1000, |h| {
+        u64::try_from(h.interval().as_millis()).unwrap_or(u64::MAX)
+    });
+    let hello = ServerMsg::hello(fleet.names(), interval_ms, params.version);
+    if send_msg(&mut sink, &hello).await.is_err() {
+        return Ended::WriteFailed;
+    }
+    let mut summaries = fleet.watch_summaries();
+    for m in fleet.latest_summaries() {
+        if send(&mut sink, Message::Text(m)).await.is_err() {
+            return Ended::WriteFailed;
+        }
+    }
+    let (tx, mut rx) = mpsc::channel::<Message>(QUEUE);
+    let mut hosts = Hosts::default();
+    // As with one host: a first `subscribe` within the wait decides, else every host from the start.
+    let first = match tokio::time::timeout(session::FIRST_MESSAGE_WAIT, stream.next()).await {
+        Err(_) => None,
+        Ok(None) => return Ended::ClientClosed,
+        Ok(Some(m)) => Some(m),
+    };
+    let all = Selection {
+        hosts: (0..fleet.len()).collect(),
+        since: params
+            .since_seq
+            .map(|s| (0..fleet.len()).map(|i| (i, s)).collect())
+            .unwrap_or_default(),
+    };
+    match first.map(|m| classify(&fleet, m)) {
+        Some(Incoming::Select(sel)) => hosts.select(&params, &tx, sel),
+        Some(Incoming::Reply(msg)) => {
+            hosts.select(&params, &tx, all);
+            if send_msg(&mut sink, &msg).await.is_err() {
+                return Ended::WriteFailed;
+            }
+        }
+        Some(Incoming::Ignore) | None => hosts.select(&params, &tx, all),
+        Some(Incoming::End(e)) => return close(sink, e).await,
+    }
+    let lease_end = lease_ended(params.lease.as_ref());
+    tokio::pin!(lease_end);
+    let ended = loop {
+        let step = tokio::select! {
+            () = params.cancel.cancelled() => Err(Ended::ServerShutdown),
+            ended = &mut lease_end => Err(ended),
+            queued = rx.recv() => match queued {
+                Some(m) => send(&mut sink, m).await,
+                None => Err(Ended::WriteFailed),
+            },
+            summary = summaries.recv() => match summary {
+                Ok(m) => send(&mut sink, Message::Text(m.message)).await,
+                Err(RecvError::Lagged(_)) => {
+                    let mut r = Ok(());
+                    for m in fleet.latest_summaries() {
+                        r = send(&mut sink, Message::Text(m)).await;
+                        if r.is_err() { break; }
+                    }
+                    r
+                }
+                Err(RecvError::Closed) => Err(Ended::ServerShutdown),
+            },
+            incoming = stream.next() => match incoming {
+                None => Err(Ended::ClientClosed),
+                Some(m) => match classify(&fleet, m) {
+                    Incoming::Select(sel) => {
+                        hosts.select(&params, &tx, sel);
+                        Ok(())
+                    }
+                    Incoming::Reply(msg) => send_msg(&mut sink, &msg).await,
+                    Incoming::Ignore => Ok(()),
+                    Incoming::End(e) => Err(e),
+                },
+            },
+        };
+        if let Err(e) = step {
+            break e;
+        }
+    };
+    hosts.stop();
+    close(sink, ended).await
+}
+
+/// The running per-host tasks.
+#[derive(Default)]
+struct Hosts {
+    running: Vec<(usize, CancellationToken)>,
+}
+
+impl Hosts {
+    fn stop(&mut self) {
+        for (_, c) in self.running.drain(..) {
+            c.cancel();
+        }
+    }
+
+    /// Restarts the per-host tasks for `sel` (a new `subscribe` resumes each from its `since`).
+    fn select(&mut self, params: &MultiParams, tx: &mpsc::Sender<Message>, sel: Selection) {
+        self.stop();
+        for i in sel.hosts {
+            let Some(hub) = params.fleet.hubs().get(i).cloned() else {
+                continue;
+            };
+            let cancel = params.cancel.child_token();
+            let p = SessionParams {
+                hub,
+                version: params.version,
+                since_seq: sel.since.get(&i).copied(),
+                cancel: cancel.clone(),
+                lease: None,
+                show_users: params.show_users,
+                greet: false,
+            };
+            let sink = PollSender::new(tx.clone());
+            tokio::spawn(async move {
+                let quiet =
+                    futures_util::stream::pending::<Result<Message, std::convert::Infallible>>();
+                session::run(p, sink, quiet).await
+            });
+            self.running.push((i, cancel));
+        }
+    }
+}
+
+enum Incoming {
+    Select(Selection),
+    Reply(ServerMsg),
+    Ignore,
+    End(Ended),
+}
+
+fn bad(message: String) -> Incoming {
+    Incoming::Reply(ServerMsg::Error {
+        code: ErrorCode::BadMessage,
+        message,
+    })
+}
+
+fn classify<E: std::fmt::Display>(fleet: &Fleet, incoming: Result<Message, E>) -> Incoming {
+    let text = match incoming {
+        Err(e) => {
+            let t = e.to_string();
+            return Incoming::End(if t.contains("too long") || t.contains("limit exceeded") {
+                Ended::TooBig
+            } else {
+                Ended::ClientClosed
+            });
+        }
+        Ok(Message::Close(_)) => return Incoming::End(Ended::ClientClosed),
+        Ok(Message::Ping(_) | Message::Pong(_)) => return Incoming::Ignore,
+        Ok(Message::Binary(b)) if b.len() > MAX_CLIENT_MESSAGE_BYTES => {
+            return Incoming::End(Ended::TooBig);
+        }
+        Ok(Message::Binary(_)) => {
+            return Incoming::Reply(ServerMsg::Error {
+                code: ErrorCode::Unsupported,
+                message: "binary messages are not part of the protocol; send JSON text".into(),
+            });
+        }
+        Ok(Message::Text(t)) if t.len() > MAX_CLIENT_MESSAGE_BYTES => {
+            return Incoming::End(Ended::TooBig);
+        }
+        Ok(Message::Text(t)) => t,
+    };
+    match serde_json::from_str::<ClientMsg>(text.as_str()) {
+        Ok(ClientMsg::Ping) => Incoming::Reply(ServerMsg::Pong),
+        Ok(ClientMsg::Subscribe {
+            hosts,
+            since_seq,
+            since,
+        }) => {
+            let names = hosts.unwrap_or_else(|| fleet.names());
+            let mut picked = Vec::new();
+            let mut unknown = Vec::new();
+            for n in &names {
+                match fleet.find(n) {
+                    Some((i, _)) if !picked.contains(&i) => picked.push(i),
+                    Some(_) => {}
+                    None => unknown.push(n.clone()),
+                }
+            }
+            if !unknown.is_empty() {
+                return Incoming::Reply(ServerMsg::Error {
+                    code: ErrorCode::UnknownHost,
+                    message: format!(
+                        "not served here: {}; hosts: {}",
+                        unknown.join(", "),
+                        fleet.names().join(", ")
+                    ),
+                });
+            }
+            let since = picked
+                .iter()
+                .filter_map(|&i| {
+                    let name = fleet.hubs()[i].host();
+                    since
+                        .as_ref()
+                        .and_then(|m| m.get(name).copied())
+                        .or(since_seq)
+                        .map(|s| (i, s))
+                })
+                .collect();
+            Incoming::Select(Selection {
+                hosts: picked,
+                since,
+            })
+        }
+        Err(e) => bad(format!("cannot read message: {e}")),
+    }
+}
+
+async fn send<S: Sink<Message> + Unpin>(sink: &mut S, msg: Message) -> Result<(), Ended> {
+    match tokio::time::timeout(session::WRITE_TIMEOUT, sink.send(msg)).await {
+        Ok(Ok(())) => Ok(()),
+        _ => Err(Ended::WriteFailed),
+    }
+}
+
+async fn send_msg<S: Sink<Message> + Unpin>(sink: &mut S, msg: &ServerMsg) -> Result<(), Ended> {
+    let text = serde_json::to_string(msg).map_err(|_| Ended::WriteFailed)?;
+    send(sink, Message::Text(text.into())).await
+}
+
+async fn close<S: Sink<Message> + Unpin>(mut sink: S, ended: Ended) -> Ended {
+    let (code, reason, error) = match ended {
+        Ended::ServerShutdown => (1001, "server shutting down", None),
+        Ended::TooBig => (1009, "message too big", None),
+        Ended::ShareRevoked => (
+            session::CLOSE_SHARE_ENDED,
+            "share link revoked",
+            Some((ErrorCode::ShareRevoked, "this link was revoked")),
+        ),
+        Ended::ShareExpired => (
+            session::CLOSE_SHARE_ENDED,
+            "share link expired",
+            Some((ErrorCode::ShareExpired, "this link has expired")),
+        ),
+        Ended::ClientClosed | Ended::WriteFailed => return ended,
+    };
+    if let Some((code, message)) = error {
+        let msg = ServerMsg::Error {
+            code,
+            message: message.into(),
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), send_msg(&mut sink, &msg)).await;
+    }
+    let frame = CloseFrame {
+        code,
+        reason: Utf8Bytes::from_static(reason),
+    };
+    let _ = tokio::time::timeout(
+        Duration::from_secs(1),
+        sink.send(Message::Close(Some(frame))),
+    )
+    .await;
+    ended
+}
