@@ -59,6 +59,7 @@ fn fixture() -> Fixture {
                         expires_s: Some(secs),
                         label: Some("t".into()),
                         show_users: false,
+                        host: None,
                     },
                     at,
                     base,

@@ -34,6 +34,9 @@ pub struct SessionInfo {
     /// For a viewer: the link's label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// For a viewer of a hub's link made for one host: that host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// `POST /api/claim`: the page trades a link's secret (from the URL fragment) for a view cookie.
@@ -56,6 +59,9 @@ pub struct CreateShare {
     /// Whether the viewer sees user names.
     #[serde(default)]
     pub show_users: bool,
+    /// On a hub: the one host the link shows (every host when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// One active share link as the admin API shows it (`GET /api/shares`, and the answer to a
@@ -68,6 +74,9 @@ pub struct ShareInfo {
     pub show_users: bool,
     pub created_ms: u64,
     pub expires_ms: u64,
+    /// The one host the link shows, on a hub (every host when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// `BASE/s/<id>#<secret>`.
     pub url: String,
 }
@@ -149,6 +158,7 @@ mod tests {
             show_users: true,
             expires_ms: None,
             label: None,
+            host: None,
         };
         assert_eq!(
             serde_json::to_string(&admin).unwrap_or_default(),

@@ -42,6 +42,9 @@ struct Record {
     show_users: bool,
     created_ms: u64,
     expires_ms: u64,
+    /// On a hub: the one host the link shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    host: Option<String>,
     /// Hex HMAC of the fields above.
     sig: String,
 }
@@ -55,6 +58,9 @@ struct Signed<'a> {
     show_users: bool,
     created_ms: u64,
     expires_ms: u64,
+    /// Absent for links of every host, so records made before it existed still verify.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host: &'a Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -71,6 +77,8 @@ pub struct Grant {
     pub label: Option<String>,
     pub show_users: bool,
     pub expires_ms: u64,
+    /// The one host the link shows (every host when `None`).
+    pub host: Option<String>,
 }
 
 /// Where a link stands.
@@ -138,6 +146,7 @@ impl Key {
             show_users: r.show_users,
             created_ms: r.created_ms,
             expires_ms: r.expires_ms,
+            host: &r.host,
         };
         let body = serde_json::to_vec(&signed).unwrap_or_default();
         hex(&self.mac(b"vramio share record\0", &body))
@@ -248,6 +257,7 @@ impl Shares {
             show_users: req.show_users,
             created_ms: now_ms,
             expires_ms: now_ms.saturating_add(secs.saturating_mul(1000)),
+            host: req.host.clone(),
             sig: String::new(),
         };
         record.sig = key.sign(&record);
@@ -380,6 +390,7 @@ fn standing(r: &Record, now_ms: u64) -> Standing {
         label: r.label.clone(),
         show_users: r.show_users,
         expires_ms: r.expires_ms,
+        host: r.host.clone(),
     })
 }
 
@@ -390,6 +401,7 @@ fn info(key: &Key, r: &Record, base: &str) -> ShareInfo {
         show_users: r.show_users,
         created_ms: r.created_ms,
         expires_ms: r.expires_ms,
+        host: r.host.clone(),
         url: format!("{base}/s/{}#{}", r.id, key.secret(&r.id)),
     }
 }

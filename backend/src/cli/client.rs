@@ -86,12 +86,14 @@ async fn share_async(cmd: &ShareCommand, token: &Token, server: &ServerFile) -> 
             expires,
             label,
             show_users,
+            host,
             ..
         } => {
             let body = serde_json::to_string(&CreateShare {
                 expires_s: Some(expires.as_secs().max(1)),
                 label: label.clone(),
                 show_users: *show_users,
+                host: host.clone(),
             })?;
             let (status, text) =
                 call(server, token, Method::POST, "/api/shares", Some(body)).await?;

@@ -66,6 +66,9 @@ pub enum ShareCommand {
         /// Let the viewer see user names (hidden by default).
         #[arg(long)]
         show_users: bool,
+        /// On a hub: show only this host (every host by default).
+        #[arg(long, value_name = "NAME")]
+        host: Option<String>,
         #[command(flatten)]
         client: ClientArgs,
     },

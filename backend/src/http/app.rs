@@ -177,7 +177,12 @@ async fn ws(
                 sessions
                     .track_future(async move {
                         let _permit = permit;
-                        let ended = if state.fleet.len() > 1 {
+                        // A hub's link for one host shows that host alone.
+                        let scoped = lease
+                            .as_ref()
+                            .and_then(|l| l.grant.host.as_deref())
+                            .and_then(|h| state.fleet.find(h).map(|(_, hub)| hub.clone()));
+                        let ended = if scoped.is_none() && state.fleet.len() > 1 {
                             let params = MultiParams {
                                 fleet: state.fleet.clone(),
                                 version: env!("CARGO_PKG_VERSION"),
@@ -189,7 +194,7 @@ async fn ws(
                             multi::run(params, sink, stream).await
                         } else {
                             let params = SessionParams {
-                                hub: state.hub.clone(),
+                                hub: scoped.unwrap_or_else(|| state.hub.clone()),
                                 version: env!("CARGO_PKG_VERSION"),
                                 since_seq: q.since_seq,
                                 cancel: state.shutdown.clone(),
@@ -208,14 +213,57 @@ async fn ws(
 
 /// `{"frame": <latest frame>, "diagnosis": <latest diagnosis>}`, from the encodings the hub
 /// already holds (the diagnosis is absent until the first one is made).
+/// The one host a viewer's link is limited to.
+fn scoped_host(granted: &Granted) -> Option<&str> {
+    match &granted.0 {
+        Some(Access::Viewer(g)) => g.host.as_deref(),
+        _ => None,
+    }
+}
+
+#[derive(Deserialize)]
+struct HostQuery {
+    host: Option<String>,
+}
+
+/// The host a `?host=` names (the first host without one), or a 404 that lists the hosts.
+fn pick_host(state: &AppState, name: Option<&str>) -> Result<Hub, Response> {
+    match name {
+        None => Ok(state.hub.clone()),
+        Some(n) => state.fleet.find(n).map(|(_, h)| h.clone()).ok_or_else(|| {
+            error_response(
+                StatusCode::NOT_FOUND,
+                "unknown_host",
+                &format!(
+                    "no host {n:?} here; hosts: {}",
+                    state.fleet.names().join(", ")
+                ),
+            )
+        }),
+    }
+}
+
 async fn snapshot(
     State(state): State<AppState>,
     Extension(granted): Extension<Granted>,
+    Query(q): Query<HostQuery>,
 ) -> Response {
     let show_users = granted.0.as_ref().is_some_and(Access::show_users);
-    match state.hub.latest() {
+    let scope = scoped_host(&granted);
+    if scope.is_some() && q.host.is_some() && q.host.as_deref() != scope {
+        return error_response(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "this link shows one host",
+        );
+    }
+    let hub = match pick_host(&state, q.host.as_deref().or(scope)) {
+        Ok(h) => h,
+        Err(resp) => return *resp,
+    };
+    match hub.latest() {
         Some(entry) => {
-            let diagnosis = state.hub.latest_diagnosis();
+            let diagnosis = hub.latest_diagnosis();
             let frame = entry.frame_json_for(show_users);
             let mut body = String::with_capacity(frame.len() + 4096);
             body.push_str(r#"{"frame":"#);
@@ -235,10 +283,27 @@ async fn snapshot(
     }
 }
 
-async fn health(State(state): State<AppState>) -> Response {
+async fn health(State(state): State<AppState>, Extension(granted): Extension<Granted>) -> Response {
     let (host_state, age) = state.hub.host_state();
     let latest = state.hub.latest();
+    let scope = scoped_host(&granted);
+    let hosts: Vec<serde_json::Value> = state
+        .fleet
+        .hubs()
+        .iter()
+        .filter(|h| scope.is_none_or(|s| s == h.host()))
+        .map(|h| {
+            let (state, age, error) = h.host_status();
+            json!({
+                "name": h.host(),
+                "state": state,
+                "error": error,
+                "last_frame_age_ms": age.map(|a| a.as_millis() as u64),
+            })
+        })
+        .collect();
     let body = json!({
+        "hosts": hosts,
         "status": host_state,
         "version": env!("CARGO_PKG_VERSION"),
         "protocol": shared::PROTOCOL_VERSION,

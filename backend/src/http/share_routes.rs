@@ -83,12 +83,14 @@ pub async fn session(axum::Extension(granted): axum::Extension<Granted>) -> Resp
             show_users: true,
             expires_ms: None,
             label: None,
+            host: None,
         },
         Some(Access::Viewer(g)) => SessionInfo {
             role: Role::Viewer,
             show_users: g.show_users,
             expires_ms: Some(g.expires_ms),
             label: g.label,
+            host: g.host,
         },
     };
     Json(info).into_response()
@@ -146,6 +148,18 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Byt
             );
         }
     };
+    if let Some(h) = &req.host
+        && state.fleet.find(h).is_none()
+    {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "unknown_host",
+            &format!(
+                "no host {h:?} here; hosts: {}",
+                state.fleet.names().join(", ")
+            ),
+        );
+    }
     match state
         .auth
         .shares()

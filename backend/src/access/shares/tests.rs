@@ -20,6 +20,7 @@ fn create(s: &Shares, secs: u64, label: &str) -> ShareInfo {
             expires_s: Some(secs),
             label: Some(label.into()),
             show_users: false,
+            host: None,
         },
         NOW,
         BASE,
