@@ -7,6 +7,7 @@
 
 pub mod block;
 pub mod gpu;
+pub mod meminfo;
 pub mod mounts;
 pub mod procfile;
 pub mod system;

@@ -160,7 +160,10 @@ mod tests {
             "no leftovers of the longer read"
         );
         std::fs::remove_file(&path).expect("remove");
-        assert!(f.read().is_err(), "a removed file is not read through an old handle");
+        assert!(
+            f.read().is_err(),
+            "a removed file is not read through an old handle"
+        );
         let _ = std::fs::remove_dir_all(&dir);
         let mut gone = ProcFile::new(dir.join("missing"));
         assert!(gone.read().is_err());
