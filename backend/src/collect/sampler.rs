@@ -275,9 +275,8 @@ pub fn spawn(mut sampler: Sampler, hub: Hub, mut diagnoser: Diagnoser) -> std::i
         .spawn(move || {
             while ticker.tick(None).is_some() {
                 let mut frame = sampler.tick();
-                match hub.publish(frame.clone()) {
+                match hub.publish_in_place(&mut frame) {
                     Ok(seq) => {
-                        frame.seq = seq;
                         if let Some(d) = diagnoser.observe(frame)
                             && let Err(e) = hub.publish_diagnosis(seq, d)
                         {
