@@ -1,13 +1,18 @@
 //! The sampler: one tick per interval, reading every source and publishing a `Frame` to the hub.
 //!
-//! Runs on its own OS thread, never on the async runtime. Sources that can hang (NVML, the mount
-//! table behind a dead file server) each run on a worker thread of their own and are waited for
-//! only until the tick's deadline: a slow or hung source is reported in the frame's `errors` (GPUs
-//! keep their identity with no readings, mounts their last values, named as such), while the fast
-//! /proc sources still arrive on time. Each source's cost is timed and carried in the frame.
+//! Runs on its own OS thread, never on the async runtime. Sources that can hang (NVML, a mount
+//! source whose calls have no deadline of their own) each run on a worker thread of their own and
+//! are waited for only until the tick's deadline: a slow or hung source is reported in the frame's
+//! `errors` (GPUs keep their identity with no readings, mounts their last values, named as such),
+//! while the fast /proc sources still arrive on time. A mount source that bounds each risky call
+//! itself ([`MountSource::bounds_its_calls`], as the real one does) is read on this thread with
+//! the tick's deadline: no hand-off, and a hung mount is its own per-item error. Each source's
+//! cost is timed and carried in the frame.
 
 use super::deadline::{DeadlineReader, Polled};
-use super::sources::{BlockSource, GpuReading, Reading, SourceFailure, Sources, SystemSource};
+use super::sources::{
+    BlockSource, GpuReading, MountSource, Reading, SourceFailure, Sources, SystemSource,
+};
 use super::ticker::{Stop, Ticker};
 use crate::hub::Hub;
 use crate::hub::diagnoser::Diagnoser;
@@ -27,11 +32,21 @@ pub struct SamplerConfig {
     pub interval: Duration,
 }
 
+/// How the mount source is read.
+enum Mounts {
+    /// On the sampler's thread: the source bounds its own calls.
+    Inline(Box<dyn MountSource>),
+    /// Through a reader thread, waited for until the tick's deadline.
+    Threaded(DeadlineReader<MountsResult>),
+}
+
+type MountsResult = Result<Reading<Vec<Mount>>, SourceFailure>;
+
 /// Builds frames from the sources. `tick` is public so benchmarks and tests can drive it.
 pub struct Sampler {
     config: SamplerConfig,
     gpu: DeadlineReader<GpuReading>,
-    mounts: DeadlineReader<Result<Reading<Vec<Mount>>, SourceFailure>>,
+    mounts: Mounts,
     block: Box<dyn BlockSource>,
     system: Box<dyn SystemSource>,
     last_gpu: Option<(GpuReading, Instant)>,
@@ -49,7 +64,13 @@ impl Sampler {
         Ok(Sampler {
             config,
             gpu: DeadlineReader::spawn("vramio-gpu", move || gpu.sample())?,
-            mounts: DeadlineReader::spawn("vramio-mounts", move || mounts.sample())?,
+            mounts: if mounts.bounds_its_calls() {
+                Mounts::Inline(mounts)
+            } else {
+                Mounts::Threaded(DeadlineReader::spawn("vramio-mounts", move || {
+                    mounts.sample()
+                })?)
+            },
             block,
             system,
             last_gpu: None,
@@ -66,7 +87,10 @@ impl Sampler {
 
         // Ask the slow sources first so they work while the fast ones are read here.
         let gpu_asked = self.gpu.request();
-        let mounts_asked = self.mounts.request();
+        let mounts_asked = match &mut self.mounts {
+            Mounts::Threaded(reader) => reader.request(),
+            Mounts::Inline(_) => false,
+        };
 
         let t = Instant::now();
         match self.block.sample() {
@@ -82,8 +106,10 @@ impl Sampler {
         }
         frame.cost.push(cost(Source::System, t.elapsed()));
 
+        // An inline mount source is read while the GPU reader works.
+        let mounts = self.poll_mounts(mounts_asked, deadline);
         self.collect_gpu(&mut frame, gpu_asked, deadline);
-        self.collect_mounts(&mut frame, mounts_asked, deadline);
+        self.collect_mounts(&mut frame, mounts);
         frame
     }
 
@@ -126,12 +152,19 @@ impl Sampler {
         }
     }
 
-    fn collect_mounts(&mut self, frame: &mut Frame, asked: bool, deadline: Instant) {
-        let polled = if asked {
-            self.mounts.wait(deadline)
-        } else {
-            Polled::Dead
-        };
+    fn poll_mounts(&mut self, asked: bool, deadline: Instant) -> Polled<MountsResult> {
+        match &mut self.mounts {
+            Mounts::Inline(source) => {
+                let t = Instant::now();
+                let result = source.sample_until(deadline);
+                Polled::Fresh(result, t.elapsed())
+            }
+            Mounts::Threaded(reader) if asked => reader.wait(deadline),
+            Mounts::Threaded(_) => Polled::Dead,
+        }
+    }
+
+    fn collect_mounts(&mut self, frame: &mut Frame, polled: Polled<MountsResult>) {
         match polled {
             Polled::Fresh(result, took) => {
                 frame.cost.push(cost(Source::Mounts, took));
@@ -242,9 +275,8 @@ pub fn spawn(mut sampler: Sampler, hub: Hub, mut diagnoser: Diagnoser) -> std::i
         .spawn(move || {
             while ticker.tick(None).is_some() {
                 let mut frame = sampler.tick();
-                match hub.publish(frame.clone()) {
+                match hub.publish_in_place(&mut frame) {
                     Ok(seq) => {
-                        frame.seq = seq;
                         if let Some(d) = diagnoser.observe(frame)
                             && let Err(e) = hub.publish_diagnosis(seq, d)
                         {
@@ -257,3 +289,7 @@ pub fn spawn(mut sampler: Sampler, hub: Hub, mut diagnoser: Diagnoser) -> std::i
         })?;
     Ok(Running { stop, thread })
 }
+
+#[cfg(test)]
+#[path = "sampler_tests.rs"]
+mod tests;

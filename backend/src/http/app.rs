@@ -227,18 +227,18 @@ struct HostQuery {
 }
 
 /// The host a `?host=` names (the first host without one), or a 404 that lists the hosts.
-fn pick_host(state: &AppState, name: Option<&str>) -> Result<Hub, Response> {
+fn pick_host(state: &AppState, name: Option<&str>) -> Result<Hub, Box<Response>> {
     match name {
         None => Ok(state.hub.clone()),
         Some(n) => state.fleet.find(n).map(|(_, h)| h.clone()).ok_or_else(|| {
-            error_response(
+            Box::new(error_response(
                 StatusCode::NOT_FOUND,
                 "unknown_host",
                 &format!(
                     "no host {n:?} here; hosts: {}",
                     state.fleet.names().join(", ")
                 ),
-            )
+            ))
         }),
     }
 }

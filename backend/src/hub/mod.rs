@@ -283,30 +283,43 @@ impl Hub {
 
     /// Stamps `frame` with the next sequence number, encodes it once, stores and broadcasts it.
     /// Returns the sequence number. Never waits for any viewer.
-    pub fn publish(&self, frame: Frame) -> Result<u64, serde_json::Error> {
+    pub fn publish(&self, mut frame: Frame) -> Result<u64, serde_json::Error> {
+        self.publish_in_place(&mut frame)
+    }
+
+    /// [`Hub::publish`] without taking the frame: `frame.seq` is set to the seq it was published
+    /// with (and left alone when it could not be encoded), so the caller can keep using it (the
+    /// diagnoser does) without a copy.
+    pub fn publish_in_place(&self, frame: &mut Frame) -> Result<u64, serde_json::Error> {
         Ok(self.prepare(frame)?.commit())
     }
 
     /// Takes the publishers' turn, stamps `frame` with the next seq and encodes it, without the
     /// state lock that sessions wait on. An encoding failure uses up no seq.
-    fn prepare(&self, mut frame: Frame) -> Result<Prepared<'_>, serde_json::Error> {
+    fn prepare(&self, frame: &mut Frame) -> Result<Prepared<'_>, serde_json::Error> {
         let turn = self
             .inner
             .publishing
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let seq = self.inner.next_seq.load(Ordering::Relaxed);
-        frame.seq = seq;
+        let unstamped = std::mem::replace(&mut frame.seq, seq);
         let mut message = String::with_capacity(4096);
         message.push_str(&self.inner.frame_prefix);
-        message.push_str(&serde_json::to_string(&frame)?);
+        match serde_json::to_string(&*frame) {
+            Ok(json) => message.push_str(&json),
+            Err(e) => {
+                frame.seq = unstamped;
+                return Err(e);
+            }
+        }
         message.push('}');
         Ok(Prepared {
             hub: self,
             _turn: turn,
             entry: Arc::new(Entry::new(
                 seq,
-                &frame,
+                frame,
                 message,
                 self.inner.frame_prefix.len(),
             )),

@@ -34,6 +34,21 @@ fn assigns_increasing_seq_and_encodes_once() {
 }
 
 #[test]
+fn publishing_in_place_stamps_the_caller_s_frame() {
+    let h = hub(10, 4);
+    h.publish(frame(4)).expect("encodes");
+    let mut f = frame(5);
+    let seq = h.publish_in_place(&mut f).expect("encodes");
+    assert_eq!((seq, f.seq), (2, 2));
+    let latest = h.latest().expect("has a frame");
+    let parsed: Frame = serde_json::from_str(latest.frame_json()).expect("frame json");
+    assert_eq!(
+        parsed, f,
+        "the caller keeps exactly the frame that was sent"
+    );
+}
+
+#[test]
 fn history_is_bounded_and_resumable() {
     let h = hub(5, 4);
     for t in 0..12 {
@@ -70,7 +85,7 @@ fn encoding_runs_while_a_session_holds_the_state_lock() {
     let publisher = {
         let h = h.clone();
         std::thread::spawn(move || {
-            let prepared = h.prepare(frame(2)).expect("encodes");
+            let prepared = h.prepare(&mut frame(2)).expect("encodes");
             let _ = encoded_tx.send(prepared.entry.seq);
             prepared.commit()
         })

@@ -7,12 +7,14 @@
 
 pub mod block;
 pub mod gpu;
+pub mod meminfo;
 pub mod mounts;
 pub mod procfile;
 pub mod system;
 
 use shared::{BlockDevice, Gpu, Mount, NvmlStatus, Source, SourceError, SystemStats};
 use std::path::PathBuf;
+use std::time::Instant;
 
 /// Values plus the per-item errors met while reading them.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,6 +76,19 @@ pub trait GpuSource: Send + 'static {
 /// Mounted filesystems with their space and inodes.
 pub trait MountSource: Send + 'static {
     fn sample(&mut self) -> Result<Reading<Vec<Mount>>, SourceFailure>;
+
+    /// Whether every call of this source that can hang (on a file server, a FUSE daemon) already
+    /// has a deadline of its own. The sampler then reads it on its own thread with
+    /// [`MountSource::sample_until`], saving a thread hand-off per tick; otherwise it reads the
+    /// source through a reader thread it waits for until the tick's deadline.
+    fn bounds_its_calls(&self) -> bool {
+        false
+    }
+
+    /// [`MountSource::sample`], waiting for no call past `deadline`.
+    fn sample_until(&mut self, _deadline: Instant) -> Result<Reading<Vec<Mount>>, SourceFailure> {
+        self.sample()
+    }
 }
 
 /// Block devices with rates over the time since the previous call (none on the first).

@@ -2,11 +2,12 @@
 //!
 //! The sampler calls [`ProcSystem`] once per tick through [`SystemSource`]; CPU shares are the
 //! difference with the previous call, so the first call has none. Parsing is pure ([`parse_cpu`],
-//! [`cpu_shares`], [`parse_psi`], [`system_stats`]) and tested on pasted fixtures.
+//! [`cpu_shares`], [`parse_psi`], [`parse_meminfo`](super::meminfo::parse_meminfo),
+//! [`system_stats`]) and tested on pasted fixtures.
 
+use super::meminfo::parse_meminfo;
 use super::procfile::ProcFile;
 use super::{SourceFailure, SystemSource};
-use procfs::{FromRead, Meminfo};
 use shared::{Bytes, Percent, Psi, SystemStats};
 use std::path::PathBuf;
 
@@ -78,15 +79,26 @@ pub fn cpu_shares(prev: &CpuTimes, cur: &CpuTimes) -> Option<(Percent, Percent)>
 pub fn parse_psi(text: &str) -> Option<Psi> {
     let avg10 = |kind: &str| {
         text.lines()
-            .find(|l| l.starts_with(kind))
-            .and_then(|l| procfs::parse_pressure_record(l).ok())
-            // procfs parses an f32; the kernel prints two decimals, so round back to those.
-            .map(|r| Percent((f64::from(r.avg10) * 100.0).round() / 100.0))
+            .find_map(|l| l.strip_prefix(kind))
+            .and_then(psi_avg10)
     };
     Some(Psi {
         some_avg10: avg10("some ")?,
         full_avg10: avg10("full "),
     })
+}
+
+/// `avg10` of one PSI record after its `some`/`full` word: `avg10=1.50 avg60=1.00 avg300=0.50
+/// total=42424` (`kernel/sched/psi.c`, `psi_show`). `None` unless every field is there and valid.
+fn psi_avg10(record: &str) -> Option<Percent> {
+    let mut fields = record.split_whitespace();
+    let mut field = |key: &str| fields.next()?.strip_prefix(key);
+    let avg10: f64 = field("avg10=")?.parse().ok()?;
+    field("avg60=")?.parse::<f64>().ok()?;
+    field("avg300=")?.parse::<f64>().ok()?;
+    field("total=")?.parse::<u64>().ok()?;
+    // The kernel prints two decimals: keep exactly those.
+    Some(Percent((avg10 * 100.0).round() / 100.0))
 }
 
 /// Everything but the CPU shares, from the texts of `/proc/meminfo` and the two PSI files.
@@ -96,8 +108,7 @@ pub fn system_stats(
     psi_io: Option<&str>,
     psi_memory: Option<&str>,
 ) -> Result<SystemStats, SourceFailure> {
-    // procfs converts the `kB` values to bytes.
-    let m = Meminfo::from_read(meminfo.as_bytes())?;
+    let m = parse_meminfo(meminfo)?;
     Ok(SystemStats {
         cpu_count,
         cpu_pct: None,
@@ -239,6 +250,37 @@ mod tests {
         assert_eq!(s.swap_total_bytes, Bytes(8388604 * 1024));
         assert_eq!(s.swap_used_bytes, Bytes(256 * 1024 * 1024));
         assert_eq!(s.cpu_pct, None);
+    }
+
+    #[test]
+    fn pressure_as_procfs_reads_it() {
+        // procfs's record parser, which `parse_psi` replaced, as the reference.
+        let reference = |text: &str, kind: &str| {
+            text.lines()
+                .find(|l| l.starts_with(kind))
+                .and_then(|l| procfs::parse_pressure_record(l).ok())
+                .map(|r| Percent((f64::from(r.avg10) * 100.0).round() / 100.0))
+        };
+        let host_io = std::fs::read_to_string("/proc/pressure/io").ok();
+        let host_mem = std::fs::read_to_string("/proc/pressure/memory").ok();
+        let texts = [PSI_IO, PSI_MEM, PSI_SOME]
+            .into_iter()
+            .chain(host_io.as_deref())
+            .chain(host_mem.as_deref());
+        for text in texts {
+            let psi = parse_psi(text).expect("valid psi");
+            assert_eq!(Some(psi.some_avg10), reference(text, "some"), "{text}");
+            assert_eq!(psi.full_avg10, reference(text, "full"), "{text}");
+        }
+        assert_eq!(
+            parse_psi("some avg10=1.00 avg60=x avg300=0.50 total=1\n"),
+            None
+        );
+        assert_eq!(parse_psi("some avg10=1.00 avg60=1.00\n"), None);
+        assert_eq!(
+            parse_psi("full avg10=1.00 avg60=1.00 avg300=0.50 total=1\n"),
+            None
+        );
     }
 
     #[test]

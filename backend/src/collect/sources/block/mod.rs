@@ -47,11 +47,14 @@ where
     })
 }
 
-/// Parses `/proc/diskstats` (14, 18 or 20 fields per line, depending on the kernel).
+/// Parses `/proc/diskstats` (14, 18 or 20 fields per line, depending on the kernel). Lines of
+/// devices that are never reported ([`is_ignored`]: a host can have dozens of loop devices) are
+/// skipped unparsed.
 pub fn parse_diskstats(text: &str) -> Result<Vec<DiskStat>, SourceFailure> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
+        .filter(|(_, l)| !l.split_whitespace().nth(2).is_some_and(is_ignored))
         .map(|(i, l)| {
             DiskStat::from_line(l).map_err(|e| SourceFailure::Parse {
                 what: format!("/proc/diskstats line {}", i + 1),
@@ -184,12 +187,11 @@ impl BlockSource for ProcDiskstats {
             .map_err(|source| SourceFailure::Io { path, source })?;
         let now = Instant::now();
         let stats = parse_diskstats(text)?;
-        let names: Vec<String> = stats.iter().map(|d| d.name.clone()).collect();
-        let stale = self
-            .topology
-            .as_ref()
-            .is_none_or(|t| t.names != names || t.at.elapsed() > TOPOLOGY_TTL);
+        let stale = self.topology.as_ref().is_none_or(|t| {
+            !t.names.iter().eq(stats.iter().map(|d| &d.name)) || t.at.elapsed() > TOPOLOGY_TTL
+        });
         if stale {
+            let names: Vec<String> = stats.iter().map(|d| d.name.clone()).collect();
             let whole = list_whole_disks(&self.sys_block);
             let rotational = names
                 .iter()
@@ -209,10 +211,17 @@ impl BlockSource for ProcDiskstats {
         let devices = block_devices(&stats, whole, &self.prev, elapsed, |d| {
             topology.and_then(|t| t.rotational.get(d).copied().flatten())
         });
-        self.prev = stats
-            .iter()
-            .map(|d| (d.name.clone(), Counters::from(d)))
-            .collect();
+        // The same disks tick after tick: update the counters in place.
+        self.prev
+            .retain(|name, _| stats.iter().any(|d| &d.name == name));
+        for d in &stats {
+            match self.prev.get_mut(&d.name) {
+                Some(c) => *c = Counters::from(d),
+                None => {
+                    self.prev.insert(d.name.clone(), Counters::from(d));
+                }
+            }
+        }
         self.prev_at = Some(now);
         Ok(devices)
     }
@@ -283,6 +292,11 @@ mod tests {
     #[test]
     fn rejects_a_short_line() {
         assert!(parse_diskstats("8 0 sda 1 2 3\n").is_err());
+        // Devices never reported are skipped before parsing.
+        let skipped = parse_diskstats("7 0 loop0 1 2 3\n").expect("not parsed");
+        assert!(skipped.is_empty());
+        let t0 = stats(T0);
+        assert!(!t0.is_empty() && t0.iter().all(|d| !is_ignored(&d.name)));
     }
 
     #[test]

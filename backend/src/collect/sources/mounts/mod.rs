@@ -82,7 +82,11 @@ impl ProcMounts {
     /// `is_dir` of every visible bind mount not known to be local, asked at once and waited for
     /// until one deadline. One that does not answer counts as a directory: the mount is kept and
     /// its `statvfs` (bounded too) reports the hang.
-    fn probe_dirs(&mut self, visible: &[MountEntry]) -> HashMap<String, bool> {
+    fn probe_dirs(
+        &mut self,
+        visible: &[MountEntry],
+        limit: Option<Instant>,
+    ) -> HashMap<String, bool> {
         let bounded: Vec<&str> = visible
             .iter()
             .filter(|e| needs_dir_probe(e) && !stats_inline(&e.fs_type))
@@ -93,7 +97,7 @@ impl ProcMounts {
             .into_iter()
             .filter(|p| self.bounded_is_dir.start(p).is_ok())
             .collect();
-        let deadline = Instant::now() + STAT_DEADLINE;
+        let deadline = phase_deadline(limit);
         started
             .into_iter()
             .map(|p| {
@@ -113,7 +117,10 @@ impl Default for ProcMounts {
 impl ProcMounts {
     /// The selected mounts and the mountinfo lines that did not parse: read and selected again
     /// only when the mount table changed (see [`watch`]).
-    fn table(&mut self) -> Result<(Vec<MountEntry>, Vec<SourceError>), SourceFailure> {
+    fn table(
+        &mut self,
+        limit: Option<Instant>,
+    ) -> Result<(Vec<MountEntry>, Vec<SourceError>), SourceFailure> {
         if let Some(table) = &self.table
             && !self.watch.changed()
         {
@@ -127,7 +134,7 @@ impl ProcMounts {
         self.watch.read();
         let (entries, errors) = parse_mountinfo(&text);
         let visible = visible_mounts(entries);
-        let probed = self.probe_dirs(&visible);
+        let probed = self.probe_dirs(&visible, limit);
         let is_dir = self.is_dir;
         let selected = drop_files_and_repeats(visible, |p| {
             probed.get(p).copied().unwrap_or_else(|| is_dir(p))
@@ -138,9 +145,32 @@ impl ProcMounts {
     }
 }
 
+/// When one phase of calls (the probes, then the `statvfs` calls) stops waiting: after
+/// [`STAT_DEADLINE`], or at `limit` (the sampler's tick deadline) if that comes first.
+fn phase_deadline(limit: Option<Instant>) -> Instant {
+    let own = Instant::now() + STAT_DEADLINE;
+    limit.map_or(own, |l| l.min(own))
+}
+
 impl MountSource for ProcMounts {
     fn sample(&mut self) -> Result<Reading<Vec<Mount>>, SourceFailure> {
-        let (selected, mut errors) = self.table()?;
+        self.read(None)
+    }
+
+    /// Every call on a mount point not known to be local runs on a deadline worker.
+    fn bounds_its_calls(&self) -> bool {
+        true
+    }
+
+    fn sample_until(&mut self, deadline: Instant) -> Result<Reading<Vec<Mount>>, SourceFailure> {
+        self.read(Some(deadline))
+    }
+}
+
+impl ProcMounts {
+    /// One reading; no phase waits past `limit`.
+    fn read(&mut self, limit: Option<Instant>) -> Result<Reading<Vec<Mount>>, SourceFailure> {
+        let (selected, mut errors) = self.table(limit)?;
         self.bounded_stat
             .retain(|p| selected.iter().any(|e| e.mount_point == p));
         self.backing.retain(|(majmin, device), _| {
@@ -157,7 +187,7 @@ impl MountSource for ProcMounts {
                 (p, self.bounded_stat.start(p))
             })
             .collect();
-        let deadline = Instant::now() + STAT_DEADLINE;
+        let deadline = phase_deadline(limit);
         let mut mounts = Vec::new();
         for entry in &selected {
             let counts = match started.get(entry.mount_point.as_str()) {
@@ -282,6 +312,32 @@ mod tests {
                 error.message
             );
         }
+    }
+
+    #[test]
+    fn a_tick_deadline_before_the_call_deadline_is_kept() {
+        let dir = TempDir::new("mountinfo-fuse-limit");
+        let path = dir.0.join("mountinfo");
+        let text = "22 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw\n\
+                    80 22 0:50 / /mnt/hung rw - fuse.hungfs hungfs rw\n\
+                    81 22 0:51 / /mnt/fine rw - fuse.finefs finefs rw\n";
+        std::fs::write(&path, text).expect("write");
+        let mut source =
+            ProcMounts::with_calls(&path, dir.0.join("sys"), hangs_on_fuse, real_is_dir);
+        assert!(source.bounds_its_calls());
+        let limit = Duration::from_millis(40);
+        let t = Instant::now();
+        let reading = source.sample_until(t + limit).expect("mountinfo readable");
+        let took = t.elapsed();
+        // The hung statvfs alone would be waited for until STAT_DEADLINE.
+        assert!(
+            took < STAT_DEADLINE,
+            "took {took:?}: waited past the tick's deadline"
+        );
+        assert!(took >= limit, "took {took:?}: gave up before the deadline");
+        assert_eq!(points_of(&reading.value), ["/", "/mnt/fine"]);
+        assert_eq!(reading.errors.len(), 1, "{:?}", reading.errors);
+        assert_eq!(reading.errors[0].item.as_deref(), Some("/mnt/hung"));
     }
 
     #[test]
