@@ -208,6 +208,10 @@ pub struct ServeArgs {
     /// https://gpu7.lab.example: printed links use it, and its host and origin are allowed.
     #[arg(long, env = "VRAMIO_PUBLIC_URL", value_name = "URL", value_parser = parse_public_url)]
     pub public_url: Option<String>,
+    /// The name this host reports (default: its hostname), e.g. to tell apart cloned machines
+    /// in a hub.
+    #[arg(long, env = "VRAMIO_NAME", value_name = "NAME", value_parser = parse_name)]
+    pub name: Option<String>,
     /// Serve without authentication: anyone who reaches the port sees this host's GPUs,
     /// processes and disks. Refused with a non-loopback --bind.
     #[arg(long, env = "VRAMIO_NO_AUTH")]
@@ -218,6 +222,18 @@ pub struct ServeArgs {
     pub diagnosis: DiagnosisArgs,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+}
+
+/// A host name as shown in pages and used in `subscribe`: printable, no control characters, at
+/// most 128 bytes.
+fn parse_name(s: &str) -> Result<String, String> {
+    let s = s.trim();
+    if s.is_empty() || s.len() > 128 || s.chars().any(char::is_control) {
+        return Err(format!(
+            "`{s}` is not a name: 1 to 128 printable characters"
+        ));
+    }
+    Ok(s.to_owned())
 }
 
 fn parse_listen(s: &str) -> Result<Listen, String> {
@@ -376,6 +392,14 @@ mod tests {
         );
         assert_eq!(s.public_url.as_deref(), Some("https://gpu7.lab.example"));
         assert!(parse(&["--listen", "tcp:1.2.3.4:5"]).is_err());
+        let Command::Serve(named) = parse(&["serve", "--name", "gpu7-a"])
+            .expect("parses")
+            .into_command()
+        else {
+            panic!("serve");
+        };
+        assert_eq!(named.name.as_deref(), Some("gpu7-a"));
+        assert!(parse(&["serve", "--name", "a\u{7}b"]).is_err());
         assert!(parse(&["--listen", "unix:/x", "--port", "1"]).is_err());
         assert!(parse(&["--tls-cert", "c.pem"]).is_err(), "needs --tls-key");
         assert!(parse(&["--public-url", "https://x.example/vramio"]).is_err());

@@ -37,7 +37,7 @@ async fn serve_async(
     args: ServeArgs,
     thresholds: shared::diagnosis::Thresholds,
 ) -> anyhow::Result<()> {
-    let host = super::hostname();
+    let host = args.name.clone().unwrap_or_else(super::hostname);
     let interval = args.sampling.interval;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(listen::tls_config(cert, key)?),
