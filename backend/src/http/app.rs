@@ -284,9 +284,13 @@ async fn snapshot(
 }
 
 async fn health(State(state): State<AppState>, Extension(granted): Extension<Granted>) -> Response {
-    let (host_state, age) = state.hub.host_state();
-    let latest = state.hub.latest();
     let scope = scoped_host(&granted);
+    let hub = match pick_host(&state, scope) {
+        Ok(h) => h,
+        Err(resp) => return *resp,
+    };
+    let (host_state, age) = hub.host_state();
+    let latest = hub.latest();
     let hosts: Vec<serde_json::Value> = state
         .fleet
         .hubs()
@@ -307,11 +311,11 @@ async fn health(State(state): State<AppState>, Extension(granted): Extension<Gra
         "status": host_state,
         "version": env!("CARGO_PKG_VERSION"),
         "protocol": shared::PROTOCOL_VERSION,
-        "host": state.hub.host(),
+        "host": hub.host(),
         "uptime_s": state.started.elapsed().as_secs(),
         "last_seq": latest.as_ref().map(|e| e.seq),
         "last_frame_age_ms": age.map(|a| a.as_millis() as u64),
-        "viewers": state.hub.receiver_count(),
+        "viewers": hub.receiver_count(),
         "frontend_bundle": super::assets::has_bundle(),
     });
     let code = match host_state {

@@ -1,0 +1,156 @@
+//! A hub's share link for one host (`share create --host`): it shows that host alone, over
+//! `/api/snapshot`, `/api/health` and `/ws`; an unknown host is refused when the link is made.
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use futures_util::StreamExt;
+use http_body_util::BodyExt;
+use shared::{Frame, ServerMsg};
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tower::ServiceExt;
+use vramio::access::shares::Shares;
+use vramio::access::state_dir::StateDir;
+use vramio::access::token::Token;
+use vramio::http::auth::Auth;
+use vramio::http::same_origin::HostPolicy;
+use vramio::http::{AppState, app};
+use vramio::hub::fleet::Fleet;
+use vramio::hub::{Hub, HubConfig};
+
+const TOKEN: &str = "abcdefabcdefabcdefabcdefabcdefabcdefabcdefabcdefabcdefabcdefabcd";
+const TICK: Duration = Duration::from_millis(100);
+
+async fn call(
+    state: &AppState,
+    method: Method,
+    path: &str,
+    cookie: Option<&str>,
+    body: &str,
+) -> (StatusCode, String) {
+    let mut req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::HOST, "127.0.0.1:7575");
+    req = match cookie {
+        Some(c) => req.header(header::COOKIE, c),
+        None => req.header(header::AUTHORIZATION, format!("Bearer {TOKEN}")),
+    };
+    if !body.is_empty() {
+        req = req.header(header::CONTENT_TYPE, "application/json");
+    }
+    let resp = app(state.clone())
+        .oneshot(req.body(Body::from(body.to_owned())).expect("request"))
+        .await
+        .expect("infallible");
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[tokio::test]
+async fn a_link_for_one_host_shows_only_that_host() {
+    let root = std::env::temp_dir().join(format!("vramio-hub-share-{}", std::process::id()));
+    let hubs: Vec<Hub> = ["ssh://a", "b:7575"]
+        .iter()
+        .map(|n| Hub::new(*n, TICK, HubConfig::for_interval(TICK)))
+        .collect();
+    for (i, h) in hubs.iter().enumerate() {
+        h.publish(Frame::empty(format!("os-{i}"), 0, 1_700_000_000_000, 100))
+            .expect("publish");
+    }
+    let auth = Auth::new(
+        Some(Token::from_trusted(TOKEN)),
+        Shares::open(StateDir::open(Some(&root)).expect("dir")),
+        false,
+        HostPolicy::loopback_only(),
+        None,
+    );
+    let state = AppState::for_fleet(Fleet::new(hubs.clone()), auth);
+    let (status, body) = call(
+        &state,
+        Method::POST,
+        "/api/shares",
+        None,
+        r#"{"host":"nope"}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("b:7575"), "names the hosts: {body}");
+    let (status, body) = call(
+        &state,
+        Method::POST,
+        "/api/shares",
+        None,
+        r#"{"host":"b:7575"}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let info: shared::access::ShareInfo = serde_json::from_str(&body).expect("share");
+    assert_eq!(info.host.as_deref(), Some("b:7575"));
+    let (_, rest) = info.url.rsplit_once("/s/").expect("/s/");
+    let (id, secret) = rest.split_once('#').expect("#");
+    let cookie = format!("vramio-7575-view={id}.{secret}");
+
+    let (status, body) = call(&state, Method::GET, "/api/snapshot", Some(&cookie), "").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.contains("os-1") && !body.contains("os-0"), "{body}");
+    let (status, _) = call(
+        &state,
+        Method::GET,
+        "/api/snapshot?host=ssh://a",
+        Some(&cookie),
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (_, body) = call(&state, Method::GET, "/api/health", Some(&cookie), "").await;
+    assert!(
+        body.contains("b:7575") && !body.contains("ssh://a"),
+        "{body}"
+    );
+    let (_, body) = call(&state, Method::GET, "/api/session", Some(&cookie), "").await;
+    assert!(body.contains(r#""host":"b:7575""#), "{body}");
+
+    // Over /ws: hello names the one host, and only its frames come.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let router = app(state.clone());
+    tokio::spawn(async move { axum::serve(listener, router).await.expect("serve") });
+    let mut req = format!("ws://{addr}/ws")
+        .into_client_request()
+        .expect("req");
+    req.headers_mut()
+        .insert("cookie", cookie.parse().expect("cookie"));
+    req.headers_mut()
+        .insert("origin", "http://127.0.0.1:7575".parse().expect("origin"));
+    req.headers_mut()
+        .insert("host", "127.0.0.1:7575".parse().expect("host"));
+    let (mut ws, _) = tokio_tungstenite::connect_async(req)
+        .await
+        .expect("viewer connects");
+    let mut saw_backfill = false;
+    for _ in 0..6 {
+        let Some(Ok(Message::Text(t))) = tokio::time::timeout(Duration::from_secs(3), ws.next())
+            .await
+            .expect("in time")
+        else {
+            continue;
+        };
+        match serde_json::from_str::<ServerMsg>(t.as_str()).expect("message") {
+            ServerMsg::Hello { hosts, .. } => assert_eq!(hosts, vec!["b:7575"]),
+            ServerMsg::Backfill { host, .. } => {
+                assert_eq!(host, "b:7575");
+                saw_backfill = true;
+                break;
+            }
+            ServerMsg::Summary { host, .. } => assert_eq!(host, "b:7575"),
+            _ => {}
+        }
+    }
+    assert!(saw_backfill);
+    let _ = std::fs::remove_dir_all(root);
+}
