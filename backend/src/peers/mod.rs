@@ -5,10 +5,12 @@
 //!
 //! - [`feed`]: turns the protocol messages a peer sends into frames, diagnoses and states, and
 //!   remembers the seq to resume from;
-//! - [`life`]: connect, stream, report why it ended, back off, resume.
+//! - [`life`]: connect, stream, report why it ended, back off, resume;
+//! - [`spec`]: the peers as written (`ssh://`, `ws://`, `wss://`, a peers file), validated.
 
 pub mod feed;
 pub mod life;
+pub mod spec;
 
 use shared::diagnosis::Diagnosis;
 use shared::{Frame, HostState};
