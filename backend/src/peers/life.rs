@@ -28,6 +28,17 @@ pub trait Link: Send + 'static {
     ) -> Pin<Box<dyn Future<Output = String> + Send + 'a>>;
 }
 
+/// A boxed link (what [`super::link_for`] gives) is a link.
+impl<L: Link + ?Sized> Link for Box<L> {
+    fn run<'a>(
+        &'a mut self,
+        feed: &'a mut Feed,
+        sink: &'a dyn PeerSink,
+    ) -> Pin<Box<dyn Future<Output = String> + Send + 'a>> {
+        (**self).run(feed, sink)
+    }
+}
+
 /// The delay before attempt `failures` (1-based) with `jitter` in 0..1: doubling from
 /// [`BACKOFF_START`] to [`BACKOFF_MAX`], spread by up to +-20% so peers that failed together do
 /// not come back together.

@@ -5,10 +5,20 @@
 //!
 //! - [`feed`]: turns the protocol messages a peer sends into frames, diagnoses and states, and
 //!   remembers the seq to resume from;
-//! - [`life`]: connect, stream, report why it ended, back off, resume.
+//! - [`life`]: connect, stream, report why it ended, back off, resume;
+//! - [`spec`]: the peers as written (`ssh://`, `ws://`, `wss://`, a peers file), validated;
+//! - [`ws`] (with [`tls`]): the link to a `vramio serve` over WebSocket;
+//! - [`dispatch`]: the link for each peer ([`link_for`]).
 
+pub mod dispatch;
 pub mod feed;
 pub mod life;
+pub mod spec;
+pub mod tls;
+pub mod ws;
+
+pub use dispatch::{LinkOptions, link_for};
+pub use spec::{PeerLine, PeerSpec, parse_peers_file, read_peers_file};
 
 use shared::diagnosis::Diagnosis;
 use shared::{Frame, HostState};
