@@ -34,10 +34,55 @@ pub enum Command {
     Record(RecordArgs),
     /// Print the JSON schema of frames and protocol messages.
     Schema,
+    /// Serve one page for many GPU servers (SSH or WebSocket peers) without sampling this host.
+    Hub(HubArgs),
     /// Print the running server's dashboard URL with its token.
     Url(ClientArgs),
     /// Read-only share links of the running server: create, list, revoke.
     Share(ShareArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct HubArgs {
+    /// Peers: `ssh://[user@]host[:port]`, `ssh://alias` (from ~/.ssh/config), `ws://host:port`,
+    /// `wss://host:port`.
+    #[arg(value_name = "PEER")]
+    pub peers: Vec<String>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// How a hub reaches its peers (`vramio hub`, `vramio serve --peer`).
+#[derive(Debug, Clone, Args)]
+pub struct PeerArgs {
+    /// A peer to watch beside this host (repeatable): ssh://HOST, ws://HOST:PORT, wss://...
+    #[arg(
+        long = "peer",
+        env = "VRAMIO_PEER",
+        value_name = "PEER",
+        value_delimiter = ','
+    )]
+    pub peer: Vec<String>,
+    /// A file of peers, one per line (`#` comments; `URL token-file=PATH` for ws/wss).
+    #[arg(long = "peers", env = "VRAMIO_PEERS", value_name = "FILE")]
+    pub peers_file: Option<PathBuf>,
+    /// The bearer token for ws/wss peers whose line names no `token-file=` (mode 0600).
+    #[arg(long, env = "VRAMIO_PEER_TOKEN_FILE", value_name = "FILE")]
+    pub peer_token_file: Option<PathBuf>,
+    /// The only CA (PEM) trusted for wss peers (default: the system's roots).
+    #[arg(long, env = "VRAMIO_PEER_CA", value_name = "FILE")]
+    pub peer_ca: Option<PathBuf>,
+    /// An ssh config file for ssh peers (passed to ssh as -F).
+    #[arg(long, env = "VRAMIO_SSH_CONFIG", value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+    /// What ssh runs on the peer (by its login shell).
+    #[arg(
+        long,
+        env = "VRAMIO_REMOTE_COMMAND",
+        value_name = "CMD",
+        default_value = "vramio stream"
+    )]
+    pub remote_command: String,
 }
 
 /// Flags of the commands that talk to a running server.
@@ -218,6 +263,8 @@ pub struct ServeArgs {
     pub no_auth: bool,
     #[command(flatten)]
     pub access: AccessArgs,
+    #[command(flatten)]
+    pub peers: PeerArgs,
     #[command(flatten)]
     pub diagnosis: DiagnosisArgs,
     #[command(flatten)]

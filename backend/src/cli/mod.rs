@@ -25,7 +25,29 @@ pub fn run(command: Command) -> ExitCode {
             return usage_error();
         }
         Command::Serve(args) => match thresholds(args.diagnosis.thresholds.as_deref()) {
-            Ok(t) => serve::run(args, t),
+            Ok(t) => serve::run(args, Vec::new(), true, t),
+            Err(code) => return code,
+        },
+        Command::Hub(args) if !args.serve.bind.is_loopback() && args.serve.no_auth => {
+            eprintln!(
+                "vramio: refusing to listen on {} without authentication. Drop --no-auth, or \
+                 keep the loopback bind.",
+                args.serve.bind
+            );
+            return usage_error();
+        }
+        Command::Hub(args)
+            if args.peers.is_empty()
+                && args.serve.peers.peer.is_empty()
+                && args.serve.peers.peers_file.is_none() =>
+        {
+            eprintln!(
+                "vramio: a hub needs peers: vramio hub ssh://gpu1 ws://gpu2:7575 ... or --peers FILE"
+            );
+            return usage_error();
+        }
+        Command::Hub(args) => match thresholds(args.serve.diagnosis.thresholds.as_deref()) {
+            Ok(t) => serve::run(args.serve, args.peers, false, t),
             Err(code) => return code,
         },
         Command::Check(args) => return check(args),

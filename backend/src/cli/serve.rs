@@ -16,12 +16,21 @@ use crate::http::listen::{self, Bound};
 use crate::http::same_origin::HostPolicy;
 use crate::http::{AppState, app};
 use crate::hub::diagnoser::{DEFAULT_WINDOW, Diagnoser};
+use crate::hub::fleet::Fleet;
 use crate::hub::{Hub, HubConfig};
+use crate::peers::life::supervise;
+use crate::peers::{LinkOptions, PeerLine, PeerSpec, link_for, read_peers_file};
 use anyhow::Context;
+use shared::HostState;
 use std::net::SocketAddr;
 
-/// Serves until a signal; `thresholds` are the diagnosis' (defaults or `--thresholds`).
-pub fn run(args: ServeArgs, thresholds: shared::diagnosis::Thresholds) -> anyhow::Result<()> {
+/// Serves until a signal: this host (when `sample_here`) and the peers of the flags plus `peers`.
+pub fn run(
+    args: ServeArgs,
+    peers: Vec<String>,
+    sample_here: bool,
+    thresholds: shared::diagnosis::Thresholds,
+) -> anyhow::Result<()> {
     // One thread runs every connection. Sampling and diagnosis are on threads of their own, and a
     // session only forwards frames encoded once, so a single async thread has room for the
     // DESIGN's 1,000 viewers; a second worker would only add wake-ups and work stealing between
@@ -30,11 +39,13 @@ pub fn run(args: ServeArgs, thresholds: shared::diagnosis::Thresholds) -> anyhow
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve_async(args, thresholds))
+    runtime.block_on(serve_async(args, peers, sample_here, thresholds))
 }
 
 async fn serve_async(
     args: ServeArgs,
+    extra_peers: Vec<String>,
+    sample_here: bool,
     thresholds: shared::diagnosis::Thresholds,
 ) -> anyhow::Result<()> {
     let host = args.name.clone().unwrap_or_else(super::hostname);
@@ -91,17 +102,50 @@ async fn serve_async(
     );
 
     let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
-    let hub = Hub::new(host.clone(), interval, config);
-    let state = AppState::new(hub.clone(), auth);
+    let local = sample_here.then(|| Hub::new(host.clone(), interval, config));
+    let mut hubs: Vec<Hub> = local.iter().cloned().collect();
+    let mut links = Vec::new();
+    let options = LinkOptions {
+        interval,
+        token_file: args.peers.peer_token_file.clone(),
+        ca: args.peers.peer_ca.clone(),
+    };
+    for line in peer_lines(&args, &extra_peers)? {
+        let name = line.spec.name();
+        if hubs.iter().any(|h| h.host() == name) {
+            anyhow::bail!("the peer {name} is given twice (or is this host's own name)");
+        }
+        let link = link_for(&line, &options).with_context(|| format!("peer {name}"))?;
+        let hub = Hub::new(name, interval, config);
+        hub.set_link(HostState::Connecting, None);
+        links.push((link, hub.clone()));
+        hubs.push(hub);
+    }
+    let fleet = Fleet::new(hubs);
+    let state = AppState::for_fleet(fleet.clone(), auth);
     let shutdown = state.shutdown.clone();
     let sessions = state.sessions.clone();
+    if fleet.len() > 1 {
+        fleet.spawn_summaries(shutdown.clone());
+    }
+    for (link, hub) in links {
+        let sink: std::sync::Arc<dyn crate::peers::PeerSink> = std::sync::Arc::new(hub);
+        tokio::spawn(supervise(link, sink, shutdown.clone()));
+    }
 
-    let sources = Sources::system_default(args.sampling.nvml_lib.clone());
-    let sampler = Sampler::new(sources, SamplerConfig { host, interval })
-        .context("cannot start the sampler threads")?;
-    let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
-    let sampling =
-        sampler::spawn(sampler, hub, diagnoser).context("cannot start the sampler thread")?;
+    let sampling = match local {
+        Some(hub) => {
+            let sources = Sources::system_default(args.sampling.nvml_lib.clone());
+            let sampler = Sampler::new(sources, SamplerConfig { host, interval })
+                .context("cannot start the sampler threads")?;
+            let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
+            Some(
+                sampler::spawn(sampler, hub, diagnoser)
+                    .context("cannot start the sampler thread")?,
+            )
+        }
+        None => None,
+    };
 
     let base_url = base_url(&endpoint, scheme, args.public_url.as_deref());
     // The server file first: once the startup line is out, `vramio url` and `vramio share` work.
@@ -143,8 +187,26 @@ async fn serve_async(
     shutdown.cancel();
     sessions.close();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), sessions.wait()).await;
-    let _ = tokio::task::spawn_blocking(move || sampling.stop_and_join()).await;
+    if let Some(sampling) = sampling {
+        let _ = tokio::task::spawn_blocking(move || sampling.stop_and_join()).await;
+    }
     Ok(())
+}
+
+/// The peers of `--peer`, `--peers FILE` and the hub's arguments, checked.
+fn peer_lines(args: &ServeArgs, extra: &[String]) -> anyhow::Result<Vec<PeerLine>> {
+    let mut lines = Vec::new();
+    for given in args.peers.peer.iter().chain(extra) {
+        let spec = PeerSpec::parse(given).with_context(|| format!("peer {given:?}"))?;
+        lines.push(PeerLine {
+            spec,
+            token_file: None,
+        });
+    }
+    if let Some(file) = &args.peers.peers_file {
+        lines.extend(read_peers_file(file)?);
+    }
+    Ok(lines)
 }
 
 /// Binds what the flags ask for: a Unix socket, or TCP (with TLS when configured).

@@ -302,6 +302,10 @@ fn describe(e: WsProtoError) -> String {
             format!("protocol error: message too large ({size} bytes; at most {max_size})")
         }
         WsProtoError::Capacity(e) => format!("protocol error: {e}"),
+        // The far side died or the network cut it: not the peer's fault in the protocol.
+        WsProtoError::Protocol(
+            tokio_tungstenite::tungstenite::error::ProtocolError::ResetWithoutClosingHandshake,
+        ) => "the connection was lost (reset without a close)".into(),
         WsProtoError::Protocol(e) => format!("protocol error: {e}"),
         WsProtoError::Utf8(_) => "protocol error: a text message that is not UTF-8".into(),
         WsProtoError::AttackAttempt => "protocol error: the peer broke the WebSocket rules".into(),

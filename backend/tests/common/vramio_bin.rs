@@ -132,8 +132,13 @@ impl Server {
     /// `vramio serve --interval 250ms --nvml-lib FAKE --state-dir STATE ARGS`, with the fake
     /// reading `script`; returns once the startup lines are out.
     pub fn start(state: &Path, script: &Path, args: &[&str]) -> Server {
+        Server::start_command("serve", state, script, args)
+    }
+
+    /// [`Server::start`] for another serving command (`hub`).
+    pub fn start_command(command: &str, state: &Path, script: &Path, args: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_vramio"))
-            .arg("serve")
+            .arg(command)
             .args(["--interval", "250ms", "--nvml-lib"])
             .arg(super::fake_nvml::fake_nvml_path())
             .arg("--state-dir")
