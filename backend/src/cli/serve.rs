@@ -110,13 +110,22 @@ async fn serve_async(
         token_file: args.peers.peer_token_file.clone(),
         ca: args.peers.peer_ca.clone(),
     };
-    for line in peer_lines(&args, &extra_peers)? {
+    let lines = peer_lines(&args, &extra_peers)?;
+    // History is what a hub holds most of: share one budget of frames between the hosts, so 256
+    // peers of 8 GPUs stay within a few hundred MB while a handful keep the full 15 minutes.
+    let per_peer = (FLEET_HISTORY_FRAMES / lines.len().max(1))
+        .clamp(MIN_PEER_HISTORY_FRAMES, config.history_frames);
+    let peer_config = HubConfig {
+        history_frames: per_peer,
+        ..config
+    };
+    for line in lines {
         let name = line.spec.name();
         if hubs.iter().any(|h| h.host() == name) {
             anyhow::bail!("the peer {name} is given twice (or is this host's own name)");
         }
         let link = link_for(&line, &options).with_context(|| format!("peer {name}"))?;
-        let hub = Hub::new(name, interval, config);
+        let hub = Hub::new(name, interval, peer_config);
         hub.set_link(HostState::Connecting, None);
         links.push((link, hub.clone()));
         hubs.push(hub);
@@ -192,6 +201,11 @@ async fn serve_async(
     }
     Ok(())
 }
+
+/// Frames of history a hub keeps over all its peers (about 200 MB of 8-GPU frames).
+pub const FLEET_HISTORY_FRAMES: usize = 32 * 1024;
+/// ... but never less than this per peer (2 minutes at 1 Hz).
+pub const MIN_PEER_HISTORY_FRAMES: usize = 120;
 
 /// The peers of `--peer`, `--peers FILE` and the hub's arguments, checked.
 fn peer_lines(args: &ServeArgs, extra: &[String]) -> anyhow::Result<Vec<PeerLine>> {
