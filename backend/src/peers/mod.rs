@@ -5,10 +5,14 @@
 //!
 //! - [`feed`]: turns the protocol messages a peer sends into frames, diagnoses and states, and
 //!   remembers the seq to resume from;
-//! - [`life`]: connect, stream, report why it ended, back off, resume.
+//! - [`life`]: connect, stream, report why it ended, back off, resume;
+//! - [`ssh`]: the SSH link (the system `ssh`, `vramio stream` on the far side), reading its
+//!   stdout with [`lines`]' bounded line reader.
 
 pub mod feed;
 pub mod life;
+pub mod lines;
+pub mod ssh;
 
 use shared::diagnosis::Diagnosis;
 use shared::{Frame, HostState};
