@@ -167,10 +167,11 @@ async fn talk(
     tail: &mut Tail,
     hello_timeout: Duration,
 ) -> Ended {
-    let (Some(stdin), Some(stdout), Some(mut stderr)) = (
+    // stderr stays the child's: once stdout ends, `finish` reads the rest of it.
+    let (Some(stdin), Some(stdout), Some(stderr)) = (
         child.stdin.as_mut(),
         child.stdout.take(),
-        child.stderr.take(),
+        child.stderr.as_mut(),
     ) else {
         return Ended::Said("ssh started without its pipes".into());
     };
@@ -199,7 +200,7 @@ async fn talk(
                 }
                 Err(LineError::Io(e)) => return Ended::Said(format!("cannot read from ssh: {e}")),
             },
-            n = err_buf_read(&mut stderr, &mut err_buf), if stderr_open => match n {
+            n = err_buf_read(stderr, &mut err_buf), if stderr_open => match n {
                 Some(n) => tail.push(&err_buf[..n]),
                 None => stderr_open = false,
             },

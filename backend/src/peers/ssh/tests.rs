@@ -224,3 +224,14 @@ async fn ssh_is_killed_when_the_link_is_dropped() {
     );
     assert_eq!(sink.links.lock().expect("lock").len(), 1, "hello came");
 }
+
+#[tokio::test]
+async fn stderr_written_after_stdout_closed_is_still_the_reason() {
+    // Real ssh closes the channel's stdout first and prints its own error after.
+    let fake = FakeSsh::new(
+        "late",
+        "exec 1>&-; sleep 0.3; echo 'Host key verification failed.' >&2; exit 255",
+    );
+    let reason = run_link(fake.link(), &mut Feed::default(), &Record::default()).await;
+    assert_eq!(reason, "Host key verification failed.");
+}
