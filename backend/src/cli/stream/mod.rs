@@ -43,7 +43,7 @@ fn stdin_lines() -> Lines<BufReader<tokio::io::Stdin>> {
 async fn stream(args: StreamArgs, thresholds: shared::diagnosis::Thresholds) -> anyhow::Result<()> {
     if !args.no_relay {
         match relay::find(&args.access) {
-            Err(e) => tracing::info!("sampling here: {e:#}"),
+            Err(e) => tracing::info!("not relaying: {e:#}"),
             Ok((token, server)) => match relay::connect(&server, &token).await {
                 Ok(socket) => {
                     tracing::info!(server = %server.base_url, pid = server.pid, "relaying this user's vramio server");
@@ -70,6 +70,7 @@ async fn sample(args: StreamArgs, thresholds: shared::diagnosis::Thresholds) -> 
     let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
     let sampling = sampler::spawn(sampler, hub.clone(), diagnoser)
         .context("cannot start the sampler thread")?;
+    tracing::info!(host = %hub.host(), "sampling this host");
 
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
