@@ -28,17 +28,22 @@ struct Stream {
 }
 
 impl Stream {
-    fn start(args: &[&str], script: Option<&std::path::Path>) -> Stream {
+    /// `vramio stream ARGS`; `log` is VRAMIO_LOG (`None`: the default, warnings only).
+    fn start(args: &[&str], script: Option<&std::path::Path>, log: Option<&str>) -> Stream {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_vramio"));
         cmd.arg("stream")
             .args(args)
             .env_remove("VRAMIO_STATE_DIR")
             .env_remove("VRAMIO_TOKEN_FILE")
+            .env_remove("VRAMIO_LOG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         if let Some(script) = script {
             cmd.env(fake_nvml::SCRIPT_ENV, script);
+        }
+        if let Some(log) = log {
+            cmd.env("VRAMIO_LOG", log);
         }
         let mut child = cmd.spawn().expect("start vramio stream");
         let stdout = child.stdout.take().expect("stdout");
@@ -108,7 +113,7 @@ impl Stream {
     fn close(mut self) -> (ExitStatus, String) {
         drop(self.stdin.take());
         let status = self.exit("stdin closed");
-        for line in self.lines.take().expect("stdout open").try_iter() {
+        for line in self.lines.take().iter().flat_map(mpsc::Receiver::try_iter) {
             serde_json::from_str::<ServerMsg>(&line)
                 .unwrap_or_else(|e| panic!("not a protocol line ({e}): {line}"));
         }
@@ -168,6 +173,7 @@ fn sampling_stream_says_hello_streams_frames_resumes_and_ends_with_stdin() {
             "gpu-a",
         ],
         Some(script.path()),
+        Some("info"),
     );
     let ServerMsg::Hello {
         protocol,
@@ -196,12 +202,19 @@ fn a_closed_stdout_ends_the_stream_while_stdin_stays_open() {
     let mut s = Stream::start(
         &["--no-relay", "--nvml-lib", &fake, "--interval", "250ms"],
         Some(script.path()),
+        None,
     );
     assert!(matches!(s.next(), ServerMsg::Hello { .. }), "hello first");
     // The reader stops at its next line and closes the pipe; stdin is still open.
     drop(s.lines.take());
     let status = s.exit("its stdout closed");
     assert!(!status.success(), "a lost reader is a failure: {status}");
+    // By default only problems reach stderr, so a hub's down reason is the real one.
+    let (_, stderr) = s.close();
+    assert_eq!(
+        stderr.trim(),
+        "vramio: cannot write to stdout: closed, or nothing read for 30s"
+    );
 }
 
 #[test]
@@ -213,7 +226,7 @@ fn beside_a_running_server_stream_relays_its_history_and_seq() {
     std::thread::sleep(Duration::from_millis(1200));
     let started_ms = shared_now_ms();
     let state_arg = state.to_string_lossy();
-    let mut s = Stream::start(&["--state-dir", &state_arg], None);
+    let mut s = Stream::start(&["--state-dir", &state_arg], None, Some("info"));
     assert!(matches!(s.next(), ServerMsg::Hello { .. }), "hello first");
     let (backfill, frames) = s.next_frames();
     assert!(backfill, "history first");
@@ -237,4 +250,46 @@ fn shared_now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[test]
+fn a_server_that_cannot_be_reached_is_reported_and_stream_samples_instead() {
+    let tmp = TempDir::new("relay-gone");
+    let state = tmp.join("state");
+    let script = fake_nvml::write_script(&vramio_bin::one_gpu_script(std::process::id()));
+    let server = Server::start(&state, script.path(), &["--port", "0"]);
+    let addr = server.authority().to_owned();
+    let _ = server.terminate();
+    // A server file that names a live pid (this test) and a port nobody listens on any more.
+    let file = format!(
+        r#"{{"pid":{},"base_url":"http://{addr}","endpoint":{{"kind":"tcp","addr":"{addr}"}}}}"#,
+        std::process::id()
+    );
+    std::fs::write(state.join("server.json"), file).expect("write server.json");
+    let fake = fake_nvml::fake_nvml_path();
+    let fake = fake.to_string_lossy();
+    let state_arg = state.to_string_lossy();
+    let s = Stream::start(
+        &[
+            "--state-dir",
+            &state_arg,
+            "--nvml-lib",
+            &fake,
+            "--interval",
+            "250ms",
+        ],
+        Some(script.path()),
+        None,
+    );
+    let ServerMsg::Hello { interval_ms, .. } = s.next() else {
+        panic!("hello first");
+    };
+    assert_eq!(interval_ms, 250, "its own sampling, not the server's");
+    collect_seqs(&s, 2);
+    let (status, stderr) = s.close();
+    assert!(status.success(), "{status}; stderr:\n{stderr}");
+    assert!(
+        stderr.contains("cannot relay") && stderr.contains("sampling here instead"),
+        "{stderr}"
+    );
 }
