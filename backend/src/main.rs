@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use std::process::ExitCode;
-use vramio::cli::flags::{Cli, EXIT_USAGE};
+use vramio::cli::flags::{Cli, Command, EXIT_USAGE};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -17,10 +17,16 @@ fn main() -> ExitCode {
             };
         }
     };
+    // A hub keeps `vramio stream`'s last stderr line as the reason its link ended: there, only
+    // problems are logged unless VRAMIO_LOG asks for more.
+    let default_level = match cli.command {
+        Some(Command::Stream(_)) => "warn",
+        _ => "info",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("VRAMIO_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
         .init();

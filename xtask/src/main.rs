@@ -247,7 +247,7 @@ fn test(extra: &[String]) -> Result<()> {
     })?;
     step("frontend bundle", || bundle().map(|_| ()))?;
     step(
-        "test tools (chromium, chromedriver, mkfs.ext4)",
+        "test tools (chromium, chromedriver, mkfs.ext4, sshd, ssh)",
         check_browser,
     )?;
     step("tests", || {
@@ -271,8 +271,9 @@ fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
     Ok(())
 }
 
-/// The browser tests drive Debian's chromium through chromedriver, and the check tests loop-mount
-/// an ext4: install what is missing with apt-get when running as root on Debian, else say how.
+/// The browser tests drive Debian's chromium through chromedriver, the check tests loop-mount
+/// an ext4, and the SSH peer tests run OpenSSH: install what is missing with apt-get when running
+/// as root on Debian, else say how.
 fn check_browser() -> Result<()> {
     let has = |tool: &str, arg: &str| {
         Command::new(tool)
@@ -289,6 +290,14 @@ fn check_browser() -> Result<()> {
     }
     if !has("mkfs.ext4", "-V") {
         missing.push("e2fsprogs");
+    }
+    // The SSH peer tests start their own sshd on loopback (by its path, as sshd requires) and
+    // reach it with the system ssh.
+    if !std::path::Path::new("/usr/sbin/sshd").is_file() {
+        missing.push("openssh-server");
+    }
+    if !has("ssh", "-V") || !std::path::Path::new("/usr/bin/ssh-keygen").is_file() {
+        missing.push("openssh-client");
     }
     if missing.is_empty() {
         return Ok(());

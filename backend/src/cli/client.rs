@@ -22,8 +22,8 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest answer read.
 const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
-/// The state directory, the token, and the running server.
-fn open(args: &ClientArgs) -> anyhow::Result<(Token, ServerFile)> {
+/// The state directory, the token, and the running server; an error says why none is there.
+pub(crate) fn open(args: &ClientArgs) -> anyhow::Result<(Token, ServerFile)> {
     // A client only reads: a state directory that is not there is not made.
     let path = match &args.access.state_dir {
         Some(p) => p.clone(),

@@ -40,6 +40,26 @@ pub enum Command {
     Url(ClientArgs),
     /// Read-only share links of the running server: create, list, revoke.
     Share(ShareArgs),
+    /// The live protocol as one JSON message per line on stdout, for a hub that reaches this
+    /// host over SSH: relays this user's running `vramio serve`, else samples.
+    Stream(StreamArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StreamArgs {
+    /// Sample here even when this user's `vramio serve` runs (found through the state
+    /// directory), instead of relaying it.
+    #[arg(long, env = "VRAMIO_NO_RELAY")]
+    pub no_relay: bool,
+    /// The host name to report when sampling (default: the hostname).
+    #[arg(long, env = "VRAMIO_NAME", value_name = "NAME")]
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub access: AccessArgs,
+    #[command(flatten)]
+    pub diagnosis: DiagnosisArgs,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
 }
 
 #[derive(Debug, Clone, Args)]

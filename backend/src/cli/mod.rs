@@ -1,11 +1,14 @@
 //! The commands a person runs: [`serve`] (the default), [`check`] and [`record`], with their
-//! [`flags`] and the [`thresholds_file`] that `serve` and `check` read. [`run`] dispatches one.
+//! [`flags`] and the [`thresholds_file`] that `serve` and `check` read; [`client`] (`url`,
+//! `share`) and [`stream`] (what a hub runs over SSH) find a running server through the state
+//! directory. [`run`] dispatches one.
 
 pub mod check;
 pub mod client;
 pub mod flags;
 pub mod record;
 pub mod serve;
+pub mod stream;
 pub mod thresholds_file;
 
 use flags::{CheckArgs, Command, DEFAULT_CHECK_WINDOW, EXIT_USAGE, RecordArgs};
@@ -55,6 +58,10 @@ pub fn run(command: Command) -> ExitCode {
         Command::Schema => schema(),
         Command::Url(args) => client::url(&args),
         Command::Share(args) => client::share(&args),
+        Command::Stream(args) => match thresholds(args.diagnosis.thresholds.as_deref()) {
+            Ok(t) => stream::run(args, t),
+            Err(code) => return code,
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -109,6 +109,8 @@ async fn serve_async(
         interval,
         token_file: args.peers.peer_token_file.clone(),
         ca: args.peers.peer_ca.clone(),
+        ssh_config: args.peers.ssh_config.clone(),
+        remote_command: Some(args.peers.remote_command.clone()),
     };
     let lines = peer_lines(&args, &extra_peers)?;
     // History is what a hub holds most of: share one budget of frames between the hosts, so 256

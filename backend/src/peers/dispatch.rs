@@ -1,16 +1,13 @@
-//! From a peers line to the [`Link`] that reaches it: [`WsLink`] for `ws://` / `wss://`, and for
-//! `ssh://` a link that ends at once until this build has the SSH link. The token and CA files
+//! From a peers line to the [`Link`] that reaches it: [`WsLink`] for `ws://` / `wss://`,
+//! [`SshLink`] for `ssh://`. The token and CA files
 //! are read here, once, so a bad one is an error at startup rather than a down reason later.
 
-use super::PeerSink;
-use super::feed::Feed;
 use super::life::Link;
 use super::spec::{PeerLine, PeerSpec};
+use super::ssh::SshLink;
 use super::ws::{WsError, WsLink};
 use crate::access::token::Token;
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::time::Duration;
 
 /// What every peer of a hub shares, from its flags.
@@ -22,15 +19,24 @@ pub struct LinkOptions {
     pub token_file: Option<PathBuf>,
     /// `--peer-ca`: the only root trusted for wss peers (else the system's roots).
     pub ca: Option<PathBuf>,
+    /// `--ssh-config`: passed to ssh as `-F`.
+    pub ssh_config: Option<PathBuf>,
+    /// `--remote-command`: what ssh runs on the peer (default `vramio stream`).
+    pub remote_command: Option<String>,
 }
 
 /// The link for `line`. A token file must be private to this user (0600, like an ssh key), or
 /// it is refused.
 pub fn link_for(line: &PeerLine, options: &LinkOptions) -> Result<Box<dyn Link>, WsError> {
     match &line.spec {
-        PeerSpec::Ssh { .. } => Ok(Box::new(Unsupported(
-            "ssh peers are not supported in this build",
-        ))),
+        PeerSpec::Ssh { user, host, port } => {
+            let mut link = SshLink::new(user.clone(), host.clone(), *port)
+                .ssh_config(options.ssh_config.clone());
+            if let Some(cmd) = &options.remote_command {
+                link = link.remote_command(cmd.clone());
+            }
+            Ok(Box::new(link))
+        }
         spec @ PeerSpec::Ws { .. } => {
             let token = line
                 .token_file
@@ -45,20 +51,6 @@ pub fn link_for(line: &PeerLine, options: &LinkOptions) -> Result<Box<dyn Link>,
                 options.interval,
             )?))
         }
-    }
-}
-
-/// A link that cannot run here: it ends at once with its reason.
-struct Unsupported(&'static str);
-
-impl Link for Unsupported {
-    fn run<'a>(
-        &'a mut self,
-        _feed: &'a mut Feed,
-        _sink: &'a dyn PeerSink,
-    ) -> Pin<Box<dyn Future<Output = String> + Send + 'a>> {
-        let reason = self.0.to_owned();
-        Box::pin(async move { reason })
     }
 }
 
@@ -88,7 +80,7 @@ mod tests {
         let flag = |f: &PathBuf| LinkOptions {
             interval: Duration::from_secs(1),
             token_file: Some(f.clone()),
-            ca: None,
+            ..LinkOptions::default()
         };
         let e = link_for(&line("ws://h:1", None), &flag(&open)).err();
         assert!(
@@ -100,18 +92,5 @@ mod tests {
         assert!(link_for(&line("ws://h:1", Some(private.clone())), &flag(&open)).is_ok());
         assert!(link_for(&line("ws://h:1", Some(open)), &flag(&private)).is_err());
         let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[tokio::test]
-    async fn an_ssh_link_ends_at_once_with_why() {
-        struct Nothing;
-        impl PeerSink for Nothing {
-            fn link(&self, _: shared::HostState, _: Option<String>) {}
-            fn frame(&self, _: shared::Frame) {}
-            fn diagnosis(&self, _: shared::diagnosis::Diagnosis) {}
-        }
-        let mut link = link_for(&line("ssh://gpu1", None), &LinkOptions::default()).expect("link");
-        let reason = link.run(&mut Feed::default(), &Nothing).await;
-        assert_eq!(reason, "ssh peers are not supported in this build");
     }
 }

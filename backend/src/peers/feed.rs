@@ -19,6 +19,8 @@ pub enum ProtocolError {
 pub struct Feed {
     /// The newest frame seq handed to the sink (the peer's numbering).
     pub last_seq: Option<u64>,
+    /// The peer's sampling interval, from its latest `hello` (links time their reads by it).
+    pub interval: Option<std::time::Duration>,
     /// Whether this connection's `hello` came.
     greeted: bool,
 }
@@ -51,11 +53,16 @@ impl Feed {
             return Err(ProtocolError::Bad("the first message was not hello".into()));
         }
         match msg {
-            ServerMsg::Hello { protocol, .. } => {
+            ServerMsg::Hello {
+                protocol,
+                interval_ms,
+                ..
+            } => {
                 if protocol != PROTOCOL_VERSION {
                     return Err(ProtocolError::Version(protocol));
                 }
                 self.greeted = true;
+                self.interval = Some(std::time::Duration::from_millis(interval_ms));
                 sink.link(shared::HostState::Up, None);
             }
             ServerMsg::Backfill { frames, .. } => {
@@ -125,6 +132,7 @@ mod tests {
             serde_json::to_string(&ServerMsg::hello(vec!["h".into()], 1000, "x")).expect("json");
         assert!(feed.apply(&frame_msg(1), &sink).is_err(), "hello first");
         feed.apply(&hello, &sink).expect("hello");
+        assert_eq!(feed.interval, Some(std::time::Duration::from_secs(1)));
         for s in [1, 2, 3] {
             feed.apply(&frame_msg(s), &sink).expect("frame");
         }

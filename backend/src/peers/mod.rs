@@ -8,12 +8,16 @@
 //! - [`life`]: connect, stream, report why it ended, back off, resume;
 //! - [`spec`]: the peers as written (`ssh://`, `ws://`, `wss://`, a peers file), validated;
 //! - [`ws`] (with [`tls`]): the link to a `vramio serve` over WebSocket;
+//! - [`ssh`]: the SSH link (the system `ssh`, `vramio stream` on the far side), reading its
+//!   stdout with [`lines`]' bounded line reader;
 //! - [`dispatch`]: the link for each peer ([`link_for`]).
 
 pub mod dispatch;
 pub mod feed;
 pub mod life;
+pub mod lines;
 pub mod spec;
+pub mod ssh;
 pub mod tls;
 pub mod ws;
 

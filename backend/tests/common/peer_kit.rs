@@ -63,6 +63,7 @@ impl Watched {
             interval: INTERVAL,
             token_file: None,
             ca,
+            ..LinkOptions::default()
         };
         let link = link_for(&line, &options).unwrap_or_else(|e| panic!("{peer}: {e}"));
         let hub = Hub::new(
