@@ -10,7 +10,7 @@ use crate::access::{BootPlan, boot_plan};
 use crate::api;
 use crate::feed::{FeedEnd, use_live_feed};
 use crate::route::use_route;
-use crate::store::Store;
+use crate::store::{Store, use_store};
 use crate::views::access::{AuthRequired, BootError, ShareEnded, ShareInvalid, ViewerBadge};
 use crate::views::charts::ChartsSection;
 use crate::views::disks::{BlockSection, MountsSection};
@@ -89,7 +89,7 @@ pub fn App() -> impl IntoView {
 /// One host's sections; on a hub, under the host's header (the route names the host).
 #[component]
 fn Detail(route: ReadSignal<crate::route::Route>, now: ReadSignal<f64>) -> impl IntoView {
-    let store = use_context::<Store>().unwrap_or_default();
+    let store = use_store();
     let has_data = move || store.latest.with(Option::is_some);
     let hub_host = Memo::new(move |_| {
         store
@@ -135,7 +135,7 @@ fn Dashboard(session: SessionInfo) -> impl IntoView {
     provide_context(session.clone());
     let route = use_route();
     let routed_host = move || route.with(|r| r.host().map(str::to_owned));
-    store.select(routed_host());
+    store.select(route.with_untracked(|r| r.host().map(str::to_owned)));
     Effect::new(move |_| store.select(routed_host()));
     let feed = use_live_feed(session.role, route);
     let now = use_clock();

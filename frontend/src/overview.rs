@@ -45,14 +45,13 @@ fn severity_rank(s: Option<Severity>) -> u8 {
 
 /// Worst first: by state, then by severity, then by name.
 pub fn worst_first(a: (&str, Option<&HostSummary>), b: (&str, Option<&HostSummary>)) -> Ordering {
-    let key = |(name, s): (&str, Option<&HostSummary>)| {
+    let rank = |s: Option<&HostSummary>| {
         (
             state_rank(s.map(|s| s.state)),
             severity_rank(s.and_then(|s| s.severity)),
-            name.to_owned(),
         )
     };
-    key(a).cmp(&key(b))
+    rank(a.1).cmp(&rank(b.1)).then_with(|| a.0.cmp(b.0))
 }
 
 /// Whether a host passes the filter: a case-insensitive substring of its name or of the hostname
@@ -69,9 +68,12 @@ pub fn card_order<'a>(
     hosts: impl IntoIterator<Item = (&'a str, Option<&'a HostSummary>)>,
     filter: &str,
 ) -> Vec<String> {
+    let blank = filter.trim().is_empty();
     let mut kept: Vec<_> = hosts
         .into_iter()
-        .filter(|(name, s)| matches_filter(filter, name, s.and_then(|s| s.hostname.as_deref())))
+        .filter(|(name, s)| {
+            blank || matches_filter(filter, name, s.and_then(|s| s.hostname.as_deref()))
+        })
         .collect();
     kept.sort_by(|a, b| worst_first(*a, *b));
     kept.into_iter().map(|(name, _)| name.to_owned()).collect()

@@ -74,8 +74,10 @@ pub struct Store {
     selected: RwSignal<Option<String>>,
     /// The latest `diagnosis` message per host.
     diagnoses: RwSignal<BTreeMap<String, Arc<Diagnosis>>>,
-    /// The latest `summary` message per host (a hub's overview).
-    summaries: RwSignal<BTreeMap<String, SummaryRef>>,
+    /// The latest `summary` message per host (a hub's overview), one signal per host so a summary
+    /// notifies only its own card (and the card order); the map itself changes only when a host
+    /// is first named.
+    summaries: RwSignal<BTreeMap<String, ArcRwSignal<Option<SummaryRef>>>>,
     /// Every host known, by name.
     pub host_names: Memo<Vec<String>>,
     /// Whether the server is a hub (`hello` named more than one host): the page then has an
@@ -177,8 +179,31 @@ impl Store {
     }
 
     /// The latest summary of every host that sent one (a hub's overview).
-    pub fn summaries(&self) -> ReadSignal<BTreeMap<String, SummaryRef>> {
-        self.summaries.read_only()
+    pub fn summary(&self, host: &str) -> Option<SummaryRef> {
+        self.summaries
+            .with(|m| m.get(host).map(ArcRwSignal::get))
+            .flatten()
+    }
+
+    /// Runs `f` on every host known to the overview (named by `hello` or by a summary) with its
+    /// latest summary, by name (tracked: re-runs with any host's summary).
+    pub fn with_summaries<R>(&self, f: impl FnOnce(&[(&str, Option<SummaryRef>)]) -> R) -> R {
+        self.summaries.with(|m| {
+            let all: Vec<_> = m.iter().map(|(k, s)| (k.as_str(), s.get())).collect();
+            f(&all)
+        })
+    }
+
+    /// Makes `host` known to the overview before its first summary.
+    fn ensure_summary(&self, host: &str) -> ArcRwSignal<Option<SummaryRef>> {
+        if let Some(s) = self.summaries.with_untracked(|m| m.get(host).cloned()) {
+            return s;
+        }
+        let signal = ArcRwSignal::new(None);
+        self.summaries.update(|m| {
+            m.insert(host.to_owned(), signal.clone());
+        });
+        signal
     }
 
     /// The seq to send in `subscribe` after a reconnect (not tracked).
@@ -205,6 +230,9 @@ impl Store {
                         h.ensure(host, interval_ms);
                     }
                 });
+                for host in &hosts {
+                    self.ensure_summary(host);
+                }
                 self.server.set(Some(ServerInfo {
                     protocol,
                     version,
@@ -219,14 +247,16 @@ impl Store {
                     h.push(&host, frame, now_ms);
                 }
             }),
-            // An unchanged summary notifies nobody; a changed one only its card (by identity).
-            ServerMsg::Summary { host, summary } => self.summaries.maybe_update(|m| {
-                let changed = m.get(&host).is_none_or(|s| *s.0 != *summary);
-                if changed {
-                    m.insert(host, SummaryRef(Arc::from(summary)));
-                }
-                changed
-            }),
+            // An unchanged summary notifies nobody; a changed one its card and the card order.
+            ServerMsg::Summary { host, summary } => {
+                self.ensure_summary(&host).maybe_update(|held| {
+                    let changed = held.as_ref().is_none_or(|s| *s.0 != *summary);
+                    if changed {
+                        *held = Some(SummaryRef(Arc::from(summary)));
+                    }
+                    changed
+                });
+            }
             ServerMsg::Frame { host, frame } => {
                 // Only a frame that changes something notifies the views.
                 self.hosts

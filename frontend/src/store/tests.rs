@@ -170,9 +170,7 @@ fn a_hub_keys_hosts_by_the_message_and_shows_only_the_selected_one() {
         },
         2.0,
     );
-    let held = store
-        .summaries()
-        .with_untracked(|m| m.get("gpu2:7575").map(|s| s.0.clone()));
+    let held = store.summary("gpu2:7575").map(|s| s.0);
     assert_eq!(held.as_deref(), Some(&down));
     // The same summary again keeps the one held (its card is not redrawn).
     store.apply(
@@ -182,10 +180,21 @@ fn a_hub_keys_hosts_by_the_message_and_shows_only_the_selected_one() {
         },
         3.0,
     );
-    let again = store
-        .summaries()
-        .with_untracked(|m| m.get("gpu2:7575").map(|s| s.0.clone()));
+    let again = store.summary("gpu2:7575").map(|s| s.0);
     assert!(matches!((&held, &again), (Some(a), Some(b)) if std::sync::Arc::ptr_eq(a, b)));
+    // The overview lists every host `hello` named, with or without a summary.
+    let listed = store.with_summaries(|all| {
+        all.iter()
+            .map(|(n, s)| (n.to_string(), s.is_some()))
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(
+        listed,
+        vec![
+            ("gpu2:7575".to_owned(), true),
+            ("ssh://gpu1".to_owned(), false)
+        ]
+    );
 }
 
 #[test]

@@ -41,10 +41,9 @@ pub fn HostNav(route: ReadSignal<Route>) -> impl IntoView {
 #[component]
 pub fn HostHead(name: String, now: ReadSignal<f64>) -> impl IntoView {
     let store = use_store();
-    let summaries = store.summaries();
     let server = store.server();
     let key = name.clone();
-    let s: Memo<Option<SummaryRef>> = Memo::new(move |_| summaries.with(|m| m.get(&key).cloned()));
+    let s: Memo<Option<SummaryRef>> = Memo::new(move |_| store.summary(&key));
     let known_name = name.clone();
     let known = Memo::new(move |_| {
         server.with(|s| s.as_ref().is_some_and(|s| s.hosts.contains(&known_name)))

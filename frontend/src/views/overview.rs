@@ -1,10 +1,11 @@
 //! A hub's overview: a filter and one card per host, worst first, each linking to the host's
-//! detail. Reads the store's summaries (and `hello`'s host list); the order and words come from
+//! detail. Reads the store's summaries (every host `hello` named has one, maybe empty); the order and words come from
 //! `crate::overview`.
 //!
 //! Redraws stay cheap with many hosts: the card list is keyed by name, so a summary moves or
-//! updates its card in place; each card watches only its own host's summary (held by identity,
-//! replaced only when it changed), and every figure on it is its own reactive text or attribute.
+//! updates its card in place; each card watches only its own host's summary signal (held by
+//! identity, replaced only when it changed), and every figure on it is its own memo, text or
+//! attribute.
 
 use crate::diag::severity_attr;
 use crate::format::DASH;
@@ -18,26 +19,17 @@ use leptos::prelude::*;
 use shared::HostState;
 use shared::diagnosis::ProjectionKind;
 use shared::diagnosis::words::{projection_text, verdict_text};
-use std::collections::BTreeSet;
 
 #[component]
 pub fn Overview(now: ReadSignal<f64>) -> impl IntoView {
     let store = use_store();
-    let summaries = store.summaries();
-    let server = store.server();
     let filter = RwSignal::new(String::new());
-    // Every host `hello` named or a summary came for; recomputed per summary, equal results
-    // (the usual case) notify nobody.
+    // Every host `hello` named or a summary came for, in card order; recomputed per summary,
+    // equal results (the usual case) notify nobody.
     let all = Memo::new(move |_| {
-        server.with(|s| {
-            summaries.with(|m| {
-                let mut names: BTreeSet<&str> = m.keys().map(String::as_str).collect();
-                if let Some(s) = s {
-                    names.extend(s.hosts.iter().map(String::as_str));
-                }
-                let hosts = names.iter().map(|n| (*n, m.get(*n).map(|s| &*s.0)));
-                (names.len(), filter.with(|f| card_order(hosts, f)))
-            })
+        store.with_summaries(|all| {
+            let hosts = all.iter().map(|(n, s)| (*n, s.as_ref().map(|s| &*s.0)));
+            (all.len(), filter.with(|f| card_order(hosts, f)))
         })
     });
     let order = Memo::new(move |_| all.with(|(_, order)| order.clone()));
@@ -76,9 +68,8 @@ pub fn Overview(now: ReadSignal<f64>) -> impl IntoView {
 #[component]
 fn HostCard(name: String, now: ReadSignal<f64>) -> impl IntoView {
     let store = use_store();
-    let summaries = store.summaries();
     let key = name.clone();
-    let s: Memo<Option<SummaryRef>> = Memo::new(move |_| summaries.with(|m| m.get(&key).cloned()));
+    let s: Memo<Option<SummaryRef>> = Memo::new(move |_| store.summary(&key));
     let state =
         Memo::new(move |_| s.with(|s| s.as_ref().map_or(HostState::Connecting, |s| s.state)));
     let severity = Memo::new(move |_| {
@@ -89,13 +80,14 @@ fn HostCard(name: String, now: ReadSignal<f64>) -> impl IntoView {
         })
     });
     let gpus = Memo::new(move |_| s.with(|s| s.as_ref().map_or(0, |s| s.gpus.len())));
-    let hostname = move || s.with(|s| s.as_ref().and_then(|s| s.hostname.clone()));
+    // Memos, so the parts that rarely change are not rebuilt with every tick's summary.
+    let hostname = Memo::new(move |_| s.with(|s| s.as_ref().and_then(|s| s.hostname.clone())));
     let seen = move || last_seen_text(s.with(|s| s.as_ref().and_then(|s| s.seen_ms)), now.get());
-    let verdict = move || {
+    let verdict = Memo::new(move |_| {
         s.with(|s| s.as_ref().and_then(|s| s.verdict))
             .map_or("No verdict yet", verdict_text)
-    };
-    let disk = move || {
+    });
+    let disk = Memo::new(move |_| {
         s.with(|s| {
             s.as_ref().and_then(|s| s.disk.as_ref()).map(|d| {
                 let util = d
@@ -104,10 +96,11 @@ fn HostCard(name: String, now: ReadSignal<f64>) -> impl IntoView {
                 (d.name.clone(), util)
             })
         })
-    };
-    let oom = move || s.with(|s| s.as_ref().and_then(|s| s.oom_s));
-    let full = move || s.with(|s| s.as_ref().and_then(|s| s.full_s));
-    let error = move || s.with(|s| s.as_ref().and_then(|s| host_error(s).map(str::to_owned)));
+    });
+    let oom = Memo::new(move |_| s.with(|s| s.as_ref().and_then(|s| s.oom_s)));
+    let full = Memo::new(move |_| s.with(|s| s.as_ref().and_then(|s| s.full_s)));
+    let error =
+        Memo::new(move |_| s.with(|s| s.as_ref().and_then(|s| host_error(s).map(str::to_owned))));
     view! {
         <a
             class=move || format!("host-card state-{}", state_attr(state.get()))
@@ -120,14 +113,14 @@ fn HostCard(name: String, now: ReadSignal<f64>) -> impl IntoView {
         >
             <div class="host-card-head">
                 <strong class="host-card-name">{name.clone()}</strong>
-                {move || hostname().map(|h| view! { <span class="host-card-hostname">{h}</span> })}
+                {move || hostname.get().map(|h| view! { <span class="host-card-hostname">{h}</span> })}
             </div>
             <div class="host-card-status">
                 <span class="host-state">{move || state_text(state.get())}</span>
                 <span class="host-seen" data-testid="host-seen">{seen}</span>
             </div>
             <p class=move || format!("host-card-verdict sev-{}", severity.get()) data-testid="host-verdict">
-                {verdict}
+                {move || verdict.get()}
             </p>
             {move || (gpus.get() > 0).then(|| view! {
                 <ul class="host-gpus">
@@ -136,22 +129,22 @@ fn HostCard(name: String, now: ReadSignal<f64>) -> impl IntoView {
                     </For>
                 </ul>
             })}
-            {move || disk().map(|(name, util)| view! {
+            {move || disk.get().map(|(name, util)| view! {
                 <p class="host-disk" data-testid="host-disk">
                     "disk " <span class="host-disk-name">{name}</span> " " {util} " busy"
                 </p>
             })}
-            {move || oom().map(|v| view! {
+            {move || oom.get().map(|v| view! {
                 <p class="host-proj" data-testid="host-oom">
                     {format!("GPU {}", projection_text(ProjectionKind::TimeToFullGpuMemory, v as f64))}
                 </p>
             })}
-            {move || full().map(|v| view! {
+            {move || full.get().map(|v| view! {
                 <p class="host-proj" data-testid="host-full">
                     {format!("disk {}", projection_text(ProjectionKind::TimeToFullDisk, v as f64))}
                 </p>
             })}
-            {move || error().map(|e| view! { <p class="host-error" data-testid="host-error">{e}</p> })}
+            {move || error.get().map(|e| view! { <p class="host-error" data-testid="host-error">{e}</p> })}
         </a>
     }
 }
