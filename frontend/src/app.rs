@@ -1,20 +1,25 @@
 //! `App`: the boot, then the dashboard. The boot claims a share link when the page is one
 //! (`/s/<id>#<secret>`), then asks `/api/session` who this browser is; without credentials it
 //! shows only how to get the link. The dashboard creates the store, starts the live feed into it
-//! (with the session in context) and lays out the sections: the verdict banner, GPUs, the decision
-//! tree, findings and suggestions, charts, host, mounts, block devices.
+//! (with the session in context) and follows the route: on a hub without a host in the address,
+//! the overview; otherwise one host's sections (on a hub under a header with its state): the
+//! verdict banner, GPUs, the decision tree, findings and suggestions, charts, host, mounts, block
+//! devices.
 
 use crate::access::{BootPlan, boot_plan};
 use crate::api;
 use crate::feed::{FeedEnd, use_live_feed};
-use crate::store::Store;
+use crate::route::use_route;
+use crate::store::{Store, use_store};
 use crate::views::access::{AuthRequired, BootError, ShareEnded, ShareInvalid, ViewerBadge};
 use crate::views::charts::ChartsSection;
 use crate::views::disks::{BlockSection, MountsSection};
 use crate::views::gpu::GpuSection;
 use crate::views::host::HostPanel;
+use crate::views::hub::{HostHead, HostNav};
+use crate::views::overview::Overview;
 use crate::views::share::{ShareButton, ShareDialog};
-use crate::views::status::{ConnBadge, Footer, HostTabs, Notices, use_clock};
+use crate::views::status::{ConnBadge, Footer, Notices, use_clock};
 use crate::views::suggestions::SuggestionsSection;
 use crate::views::tree::TreeSection;
 use crate::views::verdict::VerdictBanner;
@@ -81,6 +86,37 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// One host's sections; on a hub, under the host's header (the route names the host).
+#[component]
+fn Detail(route: ReadSignal<crate::route::Route>, now: ReadSignal<f64>) -> impl IntoView {
+    let store = use_store();
+    let has_data = move || store.latest.with(Option::is_some);
+    let hub_host = Memo::new(move |_| {
+        store
+            .hub
+            .get()
+            .then(|| route.with(|r| r.host().map(str::to_owned)))
+            .flatten()
+    });
+    view! {
+        {move || hub_host.get().map(|name| view! { <HostHead name now /> })}
+        <VerdictBanner />
+        <Notices now />
+        <Show
+            when=has_data
+            fallback=|| view! { <p class="waiting">"Waiting for the first frame…"</p> }
+        >
+            <GpuSection />
+            <TreeSection />
+            <SuggestionsSection />
+            <ChartsSection />
+            <HostPanel />
+            <MountsSection />
+            <BlockSection />
+        </Show>
+    }
+}
+
 /// The short screen around an access message: the brand and the message, nothing else.
 #[component]
 fn Gate(children: Children) -> impl IntoView {
@@ -97,10 +133,14 @@ fn Dashboard(session: SessionInfo) -> impl IntoView {
     let store = Store::new();
     provide_context(store);
     provide_context(session.clone());
-    let feed = use_live_feed(session.role);
+    let route = use_route();
+    let routed_host = move || route.with(|r| r.host().map(str::to_owned));
+    store.select(route.with_untracked(|r| r.host().map(str::to_owned)));
+    Effect::new(move |_| store.select(routed_host()));
+    let feed = use_live_feed(session.role, route);
     let now = use_clock();
     let share_open = RwSignal::new(false);
-    let has_data = move || store.latest.with(Option::is_some);
+    let overview = Memo::new(move |_| store.hub.get() && route.with(|r| r.host().is_none()));
     let admin = session.role == Role::Admin;
     let access = match session.role {
         Role::Admin => view! { <ShareButton open=share_open /> }.into_any(),
@@ -115,26 +155,19 @@ fn Dashboard(session: SessionInfo) -> impl IntoView {
     view! {
         <header class="topbar">
             <h1 class="brand">"vramio"</h1>
-            <HostTabs />
+            <HostNav route />
             <ConnBadge state=feed.state />
             {access}
         </header>
         {admin.then(|| view! { <ShareDialog open=share_open now /> })}
         <main class="page" class:stopped=move || feed.ended.with(Option::is_some)>
             {ended}
-            <VerdictBanner />
-            <Notices now />
             <Show
-                when=has_data
-                fallback=|| view! { <p class="waiting">"Waiting for the first frame…"</p> }
+                when=move || overview.get()
+                fallback=move || view! { <Detail route now /> }
             >
-                <GpuSection />
-                <TreeSection />
-                <SuggestionsSection />
-                <ChartsSection />
-                <HostPanel />
-                <MountsSection />
-                <BlockSection />
+                <Notices now />
+                <Overview now />
             </Show>
         </main>
         <Footer now />

@@ -1,7 +1,9 @@
 //! `use_live_feed()`: the one owner of the page's WebSocket to `/ws`.
 //!
-//! Connects, subscribes (resuming from the store's last seq after a reconnect), decodes each
-//! `ServerMsg` and hands it to the store, pings a silent connection and reconnects with exponential
+//! Connects, subscribes once `hello` says what the server is (one host: everything; a hub: only
+//! summaries on the overview, one host's full data on its detail, re-subscribing when the route
+//! changes), resuming from the seqs the store holds after a reconnect; decodes each `ServerMsg`
+//! and hands it to the store, pings a silent connection and reconnects with exponential
 //! backoff. Before a reconnect it asks `/api/session` whether the credentials still hold, and stops
 //! for good when they do not or when the server ends a share viewer's link. Its state is an enum
 //! signal for the connection badge, and why it ended a second one. The socket glue lives in
@@ -10,9 +12,11 @@
 mod socket;
 
 use crate::access::ShareEnd;
+use crate::route::Route;
 use leptos::prelude::*;
 use shared::access::Role;
 use shared::{ClientMsg, PROTOCOL_VERSION};
+use std::collections::BTreeMap;
 
 /// Where the connection stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,13 +94,50 @@ pub fn ws_url(page_protocol: &str, host: &str) -> String {
     format!("{scheme}://{host}/ws")
 }
 
-/// The first message on a connection: everything held on first connect, the frames after
-/// `since_seq` on a reconnect.
-pub fn subscribe_msg(since_seq: Option<u64>) -> String {
-    let msg = ClientMsg::Subscribe {
-        hosts: None,
-        since_seq,
-        since: None,
+/// What the page asks the server to send in full.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// Every host's frames: a one-host server (or before `hello` says otherwise).
+    All,
+    /// A hub's overview: the summaries only, which come regardless.
+    Summaries,
+    /// A hub's detail of one host.
+    Host(String),
+}
+
+/// What to subscribe to, given the hosts `hello` named (none yet: `None`) and the route. A route
+/// to a host the hub does not have asks for summaries only.
+pub fn want_for(hosts: Option<&[String]>, route: &Route) -> Want {
+    match (hosts, route) {
+        (None, _) => Want::All,
+        (Some(hosts), _) if hosts.len() <= 1 => Want::All,
+        (Some(hosts), Route::Host(name)) if hosts.contains(name) => Want::Host(name.clone()),
+        (Some(_), _) => Want::Summaries,
+    }
+}
+
+/// The `subscribe` for `want`, resuming from `held` (per host, the newest seq the store holds):
+/// one host resumes after the smallest seq held (nothing held: everything the server has); a
+/// hub's detail resumes its host from that host's seq; the overview asks for no frames at all.
+pub fn subscribe_msg(want: &Want, held: &BTreeMap<String, u64>) -> String {
+    let msg = match want {
+        Want::All => ClientMsg::Subscribe {
+            hosts: None,
+            since_seq: held.values().min().copied(),
+            since: None,
+        },
+        Want::Summaries => ClientMsg::Subscribe {
+            hosts: Some(Vec::new()),
+            since_seq: None,
+            since: None,
+        },
+        Want::Host(name) => ClientMsg::Subscribe {
+            hosts: Some(vec![name.clone()]),
+            since_seq: None,
+            since: held
+                .get(name)
+                .map(|seq| BTreeMap::from([(name.clone(), *seq)])),
+        },
     };
     serde_json::to_string(&msg).unwrap_or_else(|_| r#"{"type":"subscribe"}"#.to_owned())
 }
@@ -144,20 +185,30 @@ pub struct LiveFeed {
     pub ended: ReadSignal<Option<FeedEnd>>,
 }
 
-/// Starts the live feed into the store in context, for a page whose session has `role`.
-/// Call once, from `App`, after the session is known.
-pub fn use_live_feed(role: Role) -> LiveFeed {
+/// Starts the live feed into the store in context, for a page whose session has `role` and
+/// whose address says `route`. Call once, from `App`, after the session is known.
+pub fn use_live_feed(role: Role, route: ReadSignal<Route>) -> LiveFeed {
     let store = crate::store::use_store();
     let state = RwSignal::new(ConnState::Connecting);
     let ended = RwSignal::new(None);
-    socket::start(
+    let server = store.server();
+    let want = Memo::new(move |_| {
+        server.with(|s| route.with(|r| want_for(s.as_ref().map(|s| s.hosts.as_slice()), r)))
+    });
+    let feed = socket::start(
         socket::Signals {
             store,
             state,
             ended,
+            want,
         },
         role,
     );
+    // A new route on an open connection re-subscribes (the socket skips an unchanged one).
+    Effect::new(move |_| {
+        want.track();
+        socket::resubscribe(&feed);
+    });
     LiveFeed {
         state: state.read_only(),
         ended: ended.read_only(),
@@ -186,12 +237,49 @@ mod tests {
     }
 
     #[test]
-    fn subscribe_resumes_from_the_last_seq() {
-        assert_eq!(subscribe_msg(None), r#"{"type":"subscribe"}"#);
+    fn one_host_subscribes_to_everything_and_resumes_from_the_last_seq() {
+        let none = BTreeMap::new();
+        assert_eq!(subscribe_msg(&Want::All, &none), r#"{"type":"subscribe"}"#);
+        let held = BTreeMap::from([("gpu1".to_owned(), 41)]);
         assert_eq!(
-            subscribe_msg(Some(41)),
+            subscribe_msg(&Want::All, &held),
             r#"{"type":"subscribe","since_seq":41}"#
         );
+    }
+
+    #[test]
+    fn a_hub_subscribes_per_route() {
+        let held = BTreeMap::from([("ssh://gpu1".to_owned(), 41), ("gpu2:7575".to_owned(), 7)]);
+        assert_eq!(
+            subscribe_msg(&Want::Summaries, &held),
+            r#"{"type":"subscribe","hosts":[]}"#
+        );
+        assert_eq!(
+            subscribe_msg(&Want::Host("ssh://gpu1".into()), &held),
+            r#"{"type":"subscribe","hosts":["ssh://gpu1"],"since":{"ssh://gpu1":41}}"#
+        );
+        // A host never held yet: its whole backfill.
+        assert_eq!(
+            subscribe_msg(&Want::Host("gpu3".into()), &held),
+            r#"{"type":"subscribe","hosts":["gpu3"]}"#
+        );
+    }
+
+    #[test]
+    fn what_to_want_follows_the_server_and_the_route() {
+        let one = vec!["gpu1".to_owned()];
+        let hub = vec!["ssh://gpu1".to_owned(), "gpu2:7575".to_owned()];
+        let to = |n: &str| Route::Host(n.to_owned());
+        assert_eq!(want_for(None, &Route::Home), Want::All);
+        assert_eq!(want_for(Some(&one), &Route::Home), Want::All);
+        assert_eq!(want_for(Some(&one), &to("gpu1")), Want::All);
+        assert_eq!(want_for(Some(&one), &to("other")), Want::All);
+        assert_eq!(want_for(Some(&hub), &Route::Home), Want::Summaries);
+        assert_eq!(
+            want_for(Some(&hub), &to("gpu2:7575")),
+            Want::Host("gpu2:7575".into())
+        );
+        assert_eq!(want_for(Some(&hub), &to("gpu9")), Want::Summaries);
     }
 
     #[test]

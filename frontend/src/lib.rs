@@ -4,8 +4,10 @@
 //! decoded `ServerMsg` to the [`store::Store`], the only writer, which keeps per host the latest frame,
 //! a bounded history and the latest diagnosis; the views in [`views`] read it and render, with
 //! [`chart::Chart`] drawing the time series and [`diag`] turning the server's diagnosis into words,
-//! flowchart geometry and the lit path. Pure logic (dedup, series, geometry, formatting, backoff) is in plain functions
-//! tested natively with `cargo test -p frontend --lib`.
+//! flowchart geometry and the lit path. On a hub (`hello` names several hosts) the [`route`] picks
+//! the overview of every host's summary ([`overview`], `views/overview.rs`) or one host's detail,
+//! and the feed subscribes to match. Pure logic (dedup, series, geometry, formatting, backoff,
+//! routes, card order) is in plain functions tested natively with `cargo test -p frontend --lib`.
 
 pub mod access;
 pub mod api;
@@ -16,6 +18,8 @@ pub mod diag;
 pub mod feed;
 pub mod format;
 pub mod model;
+pub mod overview;
+pub mod route;
 pub mod series;
 pub mod store;
 pub mod views;

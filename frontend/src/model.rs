@@ -4,7 +4,7 @@
 //! No signals here; `store.rs` wraps [`Hosts`] in one and is its only writer. Tested natively.
 
 use shared::window::Ring;
-use shared::{Frame, HostState};
+use shared::{Frame, HostState, HostSummary};
 use std::collections::BTreeMap;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -36,6 +36,24 @@ impl PartialEq for FrameRef {
 impl Deref for FrameRef {
     type Target = Frame;
     fn deref(&self) -> &Frame {
+        &self.0
+    }
+}
+
+/// A host's latest summary (a hub's overview), compared by identity like [`FrameRef`]: the store
+/// replaces it only when a new one differs.
+#[derive(Clone, Debug)]
+pub struct SummaryRef(pub Arc<HostSummary>);
+
+impl PartialEq for SummaryRef {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Deref for SummaryRef {
+    type Target = HostSummary;
+    fn deref(&self) -> &HostSummary {
         &self.0
     }
 }
@@ -193,10 +211,11 @@ impl Hosts {
             .or_insert_with(|| HostData::new(interval_ms))
     }
 
-    pub fn push(&mut self, frame: Frame, now_ms: f64) -> Accepted {
+    /// Takes `frame` for `host`, the name the server knows the host by (never `frame.host`, the
+    /// hostname the machine reports: two hosts may report the same one).
+    pub fn push(&mut self, host: &str, frame: Frame, now_ms: f64) -> Accepted {
         let interval_ms = frame.interval_ms;
-        let host = frame.host.clone();
-        self.ensure(&host, interval_ms).push(frame, now_ms)
+        self.ensure(host, interval_ms).push(frame, now_ms)
     }
 
     pub fn get(&self, host: &str) -> Option<&HostData> {
@@ -211,6 +230,14 @@ impl Hosts {
     /// so no host misses one (the overlap for the others is dropped as duplicates).
     pub fn resume_seq(&self) -> Option<u64> {
         self.hosts.values().filter_map(HostData::last_seq).min()
+    }
+
+    /// Per host that has frames, the newest seq held (a hub's `subscribe.since`).
+    pub fn held_seqs(&self) -> BTreeMap<String, u64> {
+        self.hosts
+            .iter()
+            .filter_map(|(name, d)| d.last_seq().map(|s| (name.clone(), s)))
+            .collect()
     }
 }
 
@@ -237,11 +264,11 @@ mod tests {
     fn dedups_by_seq_across_overlapping_backfills() {
         let mut h = Hosts::default();
         for seq in 1..=5 {
-            assert_eq!(h.push(frame("a", seq, seq * 1000), 0.0), Accepted::New);
+            assert_eq!(h.push("a", frame("a", seq, seq * 1000), 0.0), Accepted::New);
         }
         // A backfill after reconnect overlaps 4..=5 and adds 6..=7.
         let outcomes: Vec<_> = (4..=7)
-            .map(|seq| h.push(frame("a", seq, seq * 1000), 0.0))
+            .map(|seq| h.push("a", frame("a", seq, seq * 1000), 0.0))
             .collect();
         assert_eq!(
             outcomes,
@@ -264,18 +291,21 @@ mod tests {
     #[test]
     fn a_restarted_host_starts_over() {
         let mut h = Hosts::default();
-        h.push(frame("a", 100, 100_000), 0.0);
-        assert_eq!(h.push(frame("a", 1, 200_000), 0.0), Accepted::Restarted);
+        h.push("a", frame("a", 100, 100_000), 0.0);
+        assert_eq!(
+            h.push("a", frame("a", 1, 200_000), 0.0),
+            Accepted::Restarted
+        );
         let len = h.get("a").map(|d| d.history().len());
         assert_eq!(len, Some(1));
-        assert_eq!(h.push(frame("a", 2, 201_000), 0.0), Accepted::New);
+        assert_eq!(h.push("a", frame("a", 2, 201_000), 0.0), Accepted::New);
     }
 
     #[test]
     fn history_is_bounded() {
         let mut h = Hosts::default();
         for seq in 1..=1000 {
-            h.push(frame("a", seq, seq * 1000), 0.0);
+            h.push("a", frame("a", seq, seq * 1000), 0.0);
         }
         let ring = h.get("a").map(HostData::history);
         assert_eq!(ring.map(Ring::len), Some(900));
@@ -287,10 +317,24 @@ mod tests {
         let mut h = Hosts::default();
         h.ensure("idle", 1000);
         assert_eq!(h.resume_seq(), None);
-        h.push(frame("a", 40, 1), 0.0);
-        h.push(frame("b", 7, 1), 0.0);
+        h.push("a", frame("a", 40, 1), 0.0);
+        h.push("b", frame("b", 7, 1), 0.0);
         assert_eq!(h.resume_seq(), Some(7));
         assert_eq!(h.names(), vec!["a", "b", "idle"]);
+        let held: Vec<_> = h.held_seqs().into_iter().collect();
+        assert_eq!(held, vec![("a".to_owned(), 40), ("b".to_owned(), 7)]);
+    }
+
+    #[test]
+    fn hosts_are_keyed_by_the_servers_name_not_the_reported_hostname() {
+        let mut h = Hosts::default();
+        // Two peers of a hub that report the same hostname (cloned images).
+        h.push("ssh://gpu1", frame("node", 10, 10_000), 0.0);
+        h.push("gpu2:7575", frame("node", 3, 10_000), 0.0);
+        assert_eq!(h.names(), vec!["gpu2:7575", "ssh://gpu1"]);
+        assert_eq!(h.get("ssh://gpu1").and_then(HostData::last_seq), Some(10));
+        assert_eq!(h.get("gpu2:7575").and_then(HostData::last_seq), Some(3));
+        assert!(h.get("node").is_none());
     }
 
     #[test]

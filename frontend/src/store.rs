@@ -1,11 +1,12 @@
 //! The store: the page's only writer of live data, provided to every view by context.
 //!
 //! The feed hook (`feed.rs`) hands it decoded `ServerMsg`s through [`Store::apply`]; views read the
-//! memos and read-only signals it exposes. Per host it keeps the latest frame and a bounded history of
-//! chart samples ([`crate::model::Hosts`]), deduplicated by seq, and the latest diagnosis the server
-//! sent (the page never computes one).
+//! memos and read-only signals it exposes. Per host (keyed by the name in each message's `host`,
+//! never by the hostname inside a frame) it keeps the latest frame and a bounded history of chart
+//! samples ([`crate::model::Hosts`]), deduplicated by seq, the latest diagnosis the server sent (the
+//! page never computes one) and, on a hub, the latest `summary` for the overview.
 
-use crate::model::{Accepted, FrameRef, HostStatus, Hosts, Sample};
+use crate::model::{Accepted, FrameRef, HostStatus, Hosts, Sample, SummaryRef};
 use leptos::prelude::*;
 use shared::diagnosis::Diagnosis;
 use shared::window::Ring;
@@ -73,9 +74,16 @@ pub struct Store {
     selected: RwSignal<Option<String>>,
     /// The latest `diagnosis` message per host.
     diagnoses: RwSignal<BTreeMap<String, Arc<Diagnosis>>>,
+    /// The latest `summary` message per host (a hub's overview), one signal per host so a summary
+    /// notifies only its own card (and the card order); the map itself changes only when a host
+    /// is first named.
+    summaries: RwSignal<BTreeMap<String, ArcRwSignal<Option<SummaryRef>>>>,
     /// Every host known, by name.
     pub host_names: Memo<Vec<String>>,
-    /// The host the page shows: the selected one, else the first.
+    /// Whether the server is a hub (`hello` named more than one host): the page then has an
+    /// overview and one detail per host.
+    pub hub: Memo<bool>,
+    /// The host the page shows. One host: that one. A hub: the selected one, if the server has it.
     pub current_host: Memo<Option<String>>,
     /// The current host's newest frame.
     pub latest: Memo<Option<FrameRef>>,
@@ -95,12 +103,16 @@ impl Store {
         let server = RwSignal::new(None::<ServerInfo>);
         let selected = RwSignal::new(None::<String>);
         let host_names = Memo::new(move |_| hosts.with(Hosts::names));
+        let hub =
+            Memo::new(move |_| server.with(|s| s.as_ref().is_some_and(|s| s.hosts.len() > 1)));
         let current_host = Memo::new(move |_| {
             let names = host_names.get();
-            selected
-                .get()
-                .filter(|s| names.contains(s))
-                .or_else(|| names.into_iter().next())
+            let picked = selected.get().filter(|s| names.contains(s));
+            if hub.get() {
+                picked
+            } else {
+                picked.or_else(|| names.into_iter().next())
+            }
         });
         let latest = Memo::new(move |_| {
             current_host.with(|c| {
@@ -139,7 +151,9 @@ impl Store {
             notices: RwSignal::new(Vec::new()),
             selected,
             diagnoses,
+            summaries: RwSignal::new(BTreeMap::new()),
             host_names,
+            hub,
             current_host,
             latest,
             received_at_ms,
@@ -164,9 +178,42 @@ impl Store {
         self.hosts.with(|h| h.get(&host).map(|d| f(d.history())))
     }
 
+    /// The latest summary of every host that sent one (a hub's overview).
+    pub fn summary(&self, host: &str) -> Option<SummaryRef> {
+        self.summaries
+            .with(|m| m.get(host).map(ArcRwSignal::get))
+            .flatten()
+    }
+
+    /// Runs `f` on every host known to the overview (named by `hello` or by a summary) with its
+    /// latest summary, by name (tracked: re-runs with any host's summary).
+    pub fn with_summaries<R>(&self, f: impl FnOnce(&[(&str, Option<SummaryRef>)]) -> R) -> R {
+        self.summaries.with(|m| {
+            let all: Vec<_> = m.iter().map(|(k, s)| (k.as_str(), s.get())).collect();
+            f(&all)
+        })
+    }
+
+    /// Makes `host` known to the overview before its first summary.
+    fn ensure_summary(&self, host: &str) -> ArcRwSignal<Option<SummaryRef>> {
+        if let Some(s) = self.summaries.with_untracked(|m| m.get(host).cloned()) {
+            return s;
+        }
+        let signal = ArcRwSignal::new(None);
+        self.summaries.update(|m| {
+            m.insert(host.to_owned(), signal.clone());
+        });
+        signal
+    }
+
     /// The seq to send in `subscribe` after a reconnect (not tracked).
     pub fn resume_seq(&self) -> Option<u64> {
         self.hosts.with_untracked(Hosts::resume_seq)
+    }
+
+    /// Per host held, the newest seq (a hub's `subscribe.since`; not tracked).
+    pub fn held_seqs(&self) -> BTreeMap<String, u64> {
+        self.hosts.with_untracked(Hosts::held_seqs)
     }
 
     /// Takes one server message. `now_ms` is the browser clock.
@@ -183,6 +230,9 @@ impl Store {
                         h.ensure(host, interval_ms);
                     }
                 });
+                for host in &hosts {
+                    self.ensure_summary(host);
+                }
                 self.server.set(Some(ServerInfo {
                     protocol,
                     version,
@@ -194,15 +244,23 @@ impl Store {
                 let interval = frames.first().map_or(1000, |f| f.interval_ms);
                 h.ensure(&host, interval);
                 for frame in frames {
-                    h.push(frame, now_ms);
+                    h.push(&host, frame, now_ms);
                 }
             }),
-            // The overview of a hub; this page shows one host's full frames.
-            ServerMsg::Summary { .. } => {}
-            ServerMsg::Frame { frame, .. } => {
+            // An unchanged summary notifies nobody; a changed one its card and the card order.
+            ServerMsg::Summary { host, summary } => {
+                self.ensure_summary(&host).maybe_update(|held| {
+                    let changed = held.as_ref().is_none_or(|s| *s.0 != *summary);
+                    if changed {
+                        *held = Some(SummaryRef(Arc::from(summary)));
+                    }
+                    changed
+                });
+            }
+            ServerMsg::Frame { host, frame } => {
                 // Only a frame that changes something notifies the views.
                 self.hosts
-                    .maybe_update(|h| h.push(*frame, now_ms) != Accepted::Duplicate);
+                    .maybe_update(|h| h.push(&host, *frame, now_ms) != Accepted::Duplicate);
             }
             ServerMsg::HostStatus {
                 host,
@@ -262,9 +320,11 @@ impl Store {
         });
     }
 
-    /// Shows `host` (a tab was clicked).
-    pub fn select(&self, host: String) {
-        self.selected.set(Some(host));
+    /// Shows `host` (the route named it), or none (the overview).
+    pub fn select(&self, host: Option<String>) {
+        if self.selected.with_untracked(|s| *s != host) {
+            self.selected.set(host);
+        }
     }
 }
 
@@ -285,126 +345,4 @@ pub fn use_store() -> Store {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lagged_notices_add_up_and_notices_are_bounded() {
-        let mut n = Vec::new();
-        add_notice(&mut n, Notice::Lagged { skipped: 3 });
-        add_notice(&mut n, Notice::Decode("x".into()));
-        add_notice(&mut n, Notice::Lagged { skipped: 4 });
-        assert_eq!(n[0], Notice::Lagged { skipped: 7 });
-        assert_eq!(n.len(), 2);
-        for i in 0..10 {
-            add_notice(&mut n, Notice::Decode(i.to_string()));
-        }
-        assert_eq!(n.len(), MAX_NOTICES);
-        assert_eq!(n.last(), Some(&Notice::Decode("9".into())));
-    }
-
-    #[test]
-    fn applies_messages_and_ignores_replayed_frames() {
-        use shared::Frame;
-        let store = Store::new();
-        store.apply(ServerMsg::hello(vec!["gpu1".into()], 1000, "0.1.0"), 0.0);
-        assert_eq!(store.current_host.get_untracked().as_deref(), Some("gpu1"));
-        assert!(store.latest.get_untracked().is_none());
-        let frames = (1..=3)
-            .map(|s| Frame::empty("gpu1", s, s * 1000, 1000))
-            .collect();
-        store.apply(
-            ServerMsg::Backfill {
-                host: "gpu1".into(),
-                frames,
-            },
-            10.0,
-        );
-        assert_eq!(store.resume_seq(), Some(3));
-        let replayed = Frame::empty("gpu1", 2, 2000, 1000);
-        store.apply(
-            ServerMsg::Frame {
-                host: "gpu1".into(),
-                frame: Box::new(replayed),
-            },
-            20.0,
-        );
-        assert_eq!(store.latest.get_untracked().map(|f| f.seq), Some(3));
-        assert_eq!(store.received_at_ms.get_untracked(), Some(10.0));
-        let next = Frame::empty("gpu1", 4, 4000, 1000);
-        store.apply(
-            ServerMsg::Frame {
-                host: "gpu1".into(),
-                frame: Box::new(next),
-            },
-            30.0,
-        );
-        assert_eq!(store.latest.get_untracked().map(|f| f.seq), Some(4));
-        assert_eq!(store.with_history(|h| h.len()), Some(4));
-        store.apply(ServerMsg::Lagged { skipped: 2 }, 30.0);
-        assert_eq!(
-            store.notices().get_untracked(),
-            vec![Notice::Lagged { skipped: 2 }]
-        );
-        store.dismiss(0);
-        assert!(store.notices().get_untracked().is_empty());
-    }
-
-    #[test]
-    fn keeps_the_latest_diagnosis_per_host() {
-        use shared::diagnosis::{Severity, Verdict};
-        let diag = |verdict, t_ms| Diagnosis {
-            verdict,
-            severity: Severity::Ok,
-            path: vec![],
-            findings: vec![],
-            projections: vec![],
-            window_s: Some(60.0),
-            t_ms: Some(t_ms),
-            no_data: None,
-        };
-        let store = Store::new();
-        store.apply(
-            ServerMsg::hello(vec!["a".into(), "b".into()], 1000, "0.1.0"),
-            0.0,
-        );
-        assert_eq!(store.diagnosis.get_untracked(), None);
-        let send = |host: &str, d: Diagnosis| {
-            store.apply(
-                ServerMsg::Diagnosis {
-                    host: host.into(),
-                    diagnosis: Box::new(d),
-                },
-                0.0,
-            );
-        };
-        send("a", diag(Verdict::Healthy, 1));
-        send("b", diag(Verdict::DiskSpaceRisk, 1));
-        send("a", diag(Verdict::GpuMemoryPressure, 2));
-        let verdict = || store.diagnosis.get_untracked().map(|d| d.verdict);
-        assert_eq!(verdict(), Some(Verdict::GpuMemoryPressure));
-        store.select("b".into());
-        assert_eq!(verdict(), Some(Verdict::DiskSpaceRisk));
-        // A diagnosis for a host `hello` did not name makes it known.
-        send("c", diag(Verdict::NoData, 1));
-        assert_eq!(store.host_names.get_untracked(), vec!["a", "b", "c"]);
-    }
-
-    #[test]
-    fn gaps_are_three_intervals() {
-        assert_eq!(max_gap_ms(1000), 3000);
-        assert_eq!(max_gap_ms(0), 3);
-    }
-
-    #[test]
-    fn protocol_versions_are_checked() {
-        let info = |protocol| ServerInfo {
-            protocol,
-            version: "0.1.0".into(),
-            hosts: vec![],
-            interval_ms: 1000,
-        };
-        assert!(info(PROTOCOL_VERSION).compatible());
-        assert!(!info(PROTOCOL_VERSION + 1).compatible());
-    }
-}
+mod tests;

@@ -4,10 +4,12 @@
 //! State lives in one `Rc<RefCell<Feed>>` owned by the watchdog interval (page lifetime); socket
 //! handlers hold a `Weak` and a generation number, so a replaced socket's late events are ignored.
 //! A socket is only ever torn down from a timer, never from inside its own handlers. A close is
-//! followed by a session check (`after_close`) before the reconnect is scheduled.
+//! followed by a session check (`after_close`) before the reconnect is scheduled. The `subscribe`
+//! goes out when `hello` arrives (only then is it known whether the server is a hub) and again
+//! when what the page wants changes, never twice the same on one socket.
 
 use super::{
-    ConnState, FeedEnd, SESSION_CHECK_MS, WATCHDOG_EVERY_MS, Watch, after_close, backoff_ms,
+    ConnState, FeedEnd, SESSION_CHECK_MS, WATCHDOG_EVERY_MS, Want, Watch, after_close, backoff_ms,
     protocol_mismatch, subscribe_msg, watchdog, ws_url,
 };
 use crate::access::share_end;
@@ -45,7 +47,12 @@ pub(super) struct Signals {
     pub store: Store,
     pub state: RwSignal<ConnState>,
     pub ended: RwSignal<Option<FeedEnd>>,
+    /// What to subscribe to (from `hello` and the route).
+    pub want: Memo<Want>,
 }
+
+/// A handle on the running feed, for [`resubscribe`]; it does not keep the feed alive.
+pub(super) struct Handle(Weak<RefCell<Feed>>);
 
 struct Feed {
     store: Store,
@@ -63,6 +70,11 @@ struct Feed {
     last_rx_ms: f64,
     /// Set when the feed gave up for good (protocol mismatch, the access ended).
     stopped: bool,
+    want: Memo<Want>,
+    /// This socket's `hello` arrived: subscribing makes sense.
+    greeted: bool,
+    /// What this socket last subscribed to.
+    sent: Option<Want>,
 }
 
 type Shared = Rc<RefCell<Feed>>;
@@ -71,11 +83,12 @@ fn now_ms() -> f64 {
     js_sys::Date::now()
 }
 
-pub(super) fn start(signals: Signals, role: Role) {
+pub(super) fn start(signals: Signals, role: Role) -> Handle {
     let Signals {
         store,
         state,
         ended,
+        want,
     } = signals;
     let feed = Rc::new(RefCell::new(Feed {
         store,
@@ -88,7 +101,11 @@ pub(super) fn start(signals: Signals, role: Role) {
         open: false,
         last_rx_ms: 0.0,
         stopped: false,
+        want,
+        greeted: false,
+        sent: None,
     }));
+    let handle = Handle(Rc::downgrade(&feed));
     connect(&feed);
     // The interval owns the feed for the page's lifetime.
     let watched = Rc::clone(&feed);
@@ -101,6 +118,37 @@ pub(super) fn start(signals: Signals, role: Role) {
         // Keep the feed alive anyway; without a watchdog a half-open socket is not noticed.
         std::mem::forget(feed);
     }
+    handle
+}
+
+/// Subscribes again if what the page wants changed since this socket's last `subscribe`.
+pub(super) fn resubscribe(handle: &Handle) {
+    if let Some(feed) = handle.0.upgrade() {
+        let ready = {
+            let f = feed.borrow();
+            f.open && f.greeted && !f.stopped
+        };
+        if ready {
+            subscribe(&feed);
+        }
+    }
+}
+
+/// Sends the `subscribe` for what the page wants now, resuming from the seqs held, unless this
+/// socket already asked for exactly that.
+fn subscribe(feed: &Shared) {
+    let mut f = feed.borrow_mut();
+    let want = f.want.get_untracked();
+    if f.sent.as_ref() == Some(&want) {
+        return;
+    }
+    let msg = subscribe_msg(&want, &f.store.held_seqs());
+    if let Some(s) = &f.socket
+        && let Err(e) = s.ws.send_with_str(&msg)
+    {
+        leptos::logging::error!("vramio: subscribe failed: {e:?}");
+    }
+    f.sent = Some(want);
 }
 
 fn connect(feed: &Shared) {
@@ -113,6 +161,8 @@ fn connect(feed: &Shared) {
         let mut f = feed.borrow_mut();
         f.socket = None;
         f.open = false;
+        f.greeted = false;
+        f.sent = None;
         f.generation += 1;
         f.generation
     };
@@ -162,12 +212,6 @@ fn on_open(weak: &Weak<RefCell<Feed>>, generation: u64) {
         f.attempt = 0;
         f.open = true;
         f.last_rx_ms = now_ms();
-        let msg = subscribe_msg(f.store.resume_seq());
-        if let Some(s) = &f.socket
-            && let Err(e) = s.ws.send_with_str(&msg)
-        {
-            leptos::logging::error!("vramio: subscribe failed: {e:?}");
-        }
         f.state
     };
     state.set(ConnState::Open);
@@ -194,13 +238,16 @@ fn on_message(weak: &Weak<RefCell<Feed>>, generation: u64, e: MessageEvent) {
                 end_access(&feed, FeedEnd::Share(end), message.clone());
                 return;
             }
-            let mismatch = match &msg {
-                ServerMsg::Hello { protocol, .. } => protocol_mismatch(*protocol),
-                _ => None,
+            let (hello, mismatch) = match &msg {
+                ServerMsg::Hello { protocol, .. } => (true, protocol_mismatch(*protocol)),
+                _ => (false, None),
             };
             store.apply(msg, now_ms());
             if let Some(reason) = mismatch {
                 give_up(&feed, reason);
+            } else if hello {
+                feed.borrow_mut().greeted = true;
+                subscribe(&feed);
             }
         }
         Err(err) => store.decode_error(err.to_string()),

@@ -9,6 +9,8 @@ pub mod disks;
 pub mod evidence;
 pub mod gpu;
 pub mod host;
+pub mod hub;
+pub mod overview;
 pub mod projection;
 pub mod share;
 pub mod status;

@@ -1,5 +1,6 @@
-//! Status around the data: the connection badge (fed by the feed's state), host tabs, notices about
-//! the stream and the host (protocol, lag, staleness, NVML), and the footer with seq and age.
+//! Status around the data: the connection badge (fed by the feed's state), notices about the
+//! stream and the host (protocol, lag, staleness, NVML; a hub's detail shows the host's state in
+//! its own header instead), and the footer with seq and age.
 
 use crate::feed::ConnState;
 use crate::format::age;
@@ -74,38 +75,6 @@ pub fn ConnBadge(state: ReadSignal<ConnState>) -> impl IntoView {
 }
 
 #[component]
-pub fn HostTabs() -> impl IntoView {
-    let store = use_store();
-    move || {
-        let names = store.host_names.get();
-        (names.len() > 1).then(|| {
-            view! {
-                <nav class="host-tabs" aria-label="Hosts">
-                    {names
-                        .into_iter()
-                        .map(|name| {
-                            let this = name.clone();
-                            let current = move || store.current_host.get().as_deref() == Some(this.as_str());
-                            let pick = name.clone();
-                            view! {
-                                <button
-                                    class="tab"
-                                    class:active=current.clone()
-                                    aria-pressed=move || current().to_string()
-                                    on:click=move |_| store.select(pick.clone())
-                                >
-                                    {name}
-                                </button>
-                            }
-                        })
-                        .collect_view()}
-                </nav>
-            }
-        })
-    }
-}
-
-#[component]
 pub fn Notices(now: ReadSignal<f64>) -> impl IntoView {
     let store = use_store();
     let protocol = move || {
@@ -119,6 +88,10 @@ pub fn Notices(now: ReadSignal<f64>) -> impl IntoView {
         })
     };
     let host_state = move || {
+        // A hub's detail says this in its header (`views/hub.rs`).
+        if store.hub.get() {
+            return None;
+        }
         let status = store.host_status.get()?;
         let what = match status.state {
             HostState::Up => return None,
