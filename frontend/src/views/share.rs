@@ -87,6 +87,8 @@ fn ShareDialogBody(open: RwSignal<bool>, now: ReadSignal<f64>) -> impl IntoView 
             expires_s: Some(expiry_choice(&expires.get_untracked())),
             label: label_value(&label.get_untracked()),
             show_users: show_users.get_untracked(),
+            // Every host; `vramio share create --host` makes a link for one host of a hub.
+            host: None,
         };
         busy.set(true);
         error.set(None);
