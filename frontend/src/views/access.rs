@@ -86,6 +86,7 @@ mod tests {
             show_users: false,
             expires_ms: Some(1_000_000 + 23 * 3_600_000 + 60_000),
             label: Some("for the infra team".into()),
+            host: None,
         };
         assert_eq!(
             viewer_text(&session, now),
