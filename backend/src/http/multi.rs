@@ -7,14 +7,12 @@
 //! from that host's ring, exactly as with one host; this task owns the socket, the client's
 //! messages, the summaries and the share lease.
 
-use super::session::{self, Ended, SessionParams, ViewLease, lease_ended};
+use super::session::{self, Ended, Raw, SessionParams, ViewLease, lease_ended};
 use crate::hub::fleet::Fleet;
-use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
+use axum::extract::ws::Message;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
-use shared::protocol::MAX_CLIENT_MESSAGE_BYTES;
 use shared::{ClientMsg, ErrorCode, ServerMsg};
 use std::collections::BTreeMap;
-use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, PollSender};
@@ -183,30 +181,11 @@ fn bad(message: String) -> Incoming {
 }
 
 fn classify<E: std::fmt::Display>(fleet: &Fleet, incoming: Result<Message, E>) -> Incoming {
-    let text = match incoming {
-        Err(e) => {
-            let t = e.to_string();
-            return Incoming::End(if t.contains("too long") || t.contains("limit exceeded") {
-                Ended::TooBig
-            } else {
-                Ended::ClientClosed
-            });
-        }
-        Ok(Message::Close(_)) => return Incoming::End(Ended::ClientClosed),
-        Ok(Message::Ping(_) | Message::Pong(_)) => return Incoming::Ignore,
-        Ok(Message::Binary(b)) if b.len() > MAX_CLIENT_MESSAGE_BYTES => {
-            return Incoming::End(Ended::TooBig);
-        }
-        Ok(Message::Binary(_)) => {
-            return Incoming::Reply(ServerMsg::Error {
-                code: ErrorCode::Unsupported,
-                message: "binary messages are not part of the protocol; send JSON text".into(),
-            });
-        }
-        Ok(Message::Text(t)) if t.len() > MAX_CLIENT_MESSAGE_BYTES => {
-            return Incoming::End(Ended::TooBig);
-        }
-        Ok(Message::Text(t)) => t,
+    let text = match session::raw(incoming) {
+        Raw::Text(t) => t,
+        Raw::Reply(m) => return Incoming::Reply(m),
+        Raw::Ignore => return Incoming::Ignore,
+        Raw::End(e) => return Incoming::End(e),
     };
     match serde_json::from_str::<ClientMsg>(text.as_str()) {
         Ok(ClientMsg::Ping) => Incoming::Reply(ServerMsg::Pong),
@@ -268,36 +247,6 @@ async fn send_msg<S: Sink<Message> + Unpin>(sink: &mut S, msg: &ServerMsg) -> Re
 }
 
 async fn close<S: Sink<Message> + Unpin>(mut sink: S, ended: Ended) -> Ended {
-    let (code, reason, error) = match ended {
-        Ended::ServerShutdown => (1001, "server shutting down", None),
-        Ended::TooBig => (1009, "message too big", None),
-        Ended::ShareRevoked => (
-            session::CLOSE_SHARE_ENDED,
-            "share link revoked",
-            Some((ErrorCode::ShareRevoked, "this link was revoked")),
-        ),
-        Ended::ShareExpired => (
-            session::CLOSE_SHARE_ENDED,
-            "share link expired",
-            Some((ErrorCode::ShareExpired, "this link has expired")),
-        ),
-        Ended::ClientClosed | Ended::WriteFailed => return ended,
-    };
-    if let Some((code, message)) = error {
-        let msg = ServerMsg::Error {
-            code,
-            message: message.into(),
-        };
-        let _ = tokio::time::timeout(Duration::from_secs(1), send_msg(&mut sink, &msg)).await;
-    }
-    let frame = CloseFrame {
-        code,
-        reason: Utf8Bytes::from_static(reason),
-    };
-    let _ = tokio::time::timeout(
-        Duration::from_secs(1),
-        sink.send(Message::Close(Some(frame))),
-    )
-    .await;
+    session::say_goodbye(&mut sink, &ended).await;
     ended
 }

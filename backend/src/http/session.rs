@@ -257,63 +257,44 @@ enum Incoming {
 
 impl<S: Sink<Message> + Unpin> Session<S> {
     fn classify<E: std::fmt::Display>(&self, incoming: Result<Message, E>) -> Incoming {
-        match incoming {
-            Err(e) => {
-                let text = e.to_string();
-                tracing::debug!(error = %text, "websocket read failed");
-                // tungstenite reports its own size limit as "Space limit exceeded: ..." or
-                // "Message too long"; anything else is a broken connection.
-                if text.contains("too long") || text.contains("limit exceeded") {
-                    Incoming::End(Ended::TooBig)
+        let t = match raw(incoming) {
+            Raw::Text(t) => t,
+            Raw::Reply(m) => return Incoming::Reply(m),
+            Raw::Ignore => return Incoming::Ignore,
+            Raw::End(e) => return Incoming::End(e),
+        };
+        match serde_json::from_str::<ClientMsg>(t.as_str()) {
+            Ok(ClientMsg::Ping) => Incoming::Reply(ServerMsg::Pong),
+            Ok(ClientMsg::Subscribe {
+                hosts,
+                since_seq,
+                since,
+            }) => {
+                let since_seq = since
+                    .and_then(|m| m.get(self.hub.host()).copied())
+                    .or(since_seq);
+                let unknown: Vec<String> = hosts
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|h| h != self.hub.host())
+                    .collect();
+                if unknown.is_empty() {
+                    Incoming::Subscribe(since_seq)
                 } else {
-                    Incoming::End(Ended::ClientClosed)
+                    Incoming::Reply(ServerMsg::Error {
+                        code: ErrorCode::UnknownHost,
+                        message: format!(
+                            "not served here: {}; hosts: {}",
+                            unknown.join(", "),
+                            self.hub.host()
+                        ),
+                    })
                 }
             }
-            Ok(Message::Close(_)) => Incoming::End(Ended::ClientClosed),
-            Ok(Message::Ping(_) | Message::Pong(_)) => Incoming::Ignore,
-            Ok(Message::Binary(b)) if b.len() > MAX_CLIENT_MESSAGE_BYTES => {
-                Incoming::End(Ended::TooBig)
-            }
-            Ok(Message::Binary(_)) => Incoming::Reply(ServerMsg::Error {
-                code: ErrorCode::Unsupported,
-                message: "binary messages are not part of the protocol; send JSON text".into(),
+            Err(e) => Incoming::Reply(ServerMsg::Error {
+                code: ErrorCode::BadMessage,
+                message: format!("cannot read message: {e}"),
             }),
-            Ok(Message::Text(t)) if t.len() > MAX_CLIENT_MESSAGE_BYTES => {
-                Incoming::End(Ended::TooBig)
-            }
-            Ok(Message::Text(t)) => match serde_json::from_str::<ClientMsg>(t.as_str()) {
-                Ok(ClientMsg::Ping) => Incoming::Reply(ServerMsg::Pong),
-                Ok(ClientMsg::Subscribe {
-                    hosts,
-                    since_seq,
-                    since,
-                }) => {
-                    let since_seq = since
-                        .and_then(|m| m.get(self.hub.host()).copied())
-                        .or(since_seq);
-                    let unknown: Vec<String> = hosts
-                        .unwrap_or_default()
-                        .into_iter()
-                        .filter(|h| h != self.hub.host())
-                        .collect();
-                    if unknown.is_empty() {
-                        Incoming::Subscribe(since_seq)
-                    } else {
-                        Incoming::Reply(ServerMsg::Error {
-                            code: ErrorCode::UnknownHost,
-                            message: format!(
-                                "not served here: {}; hosts: {}",
-                                unknown.join(", "),
-                                self.hub.host()
-                            ),
-                        })
-                    }
-                }
-                Err(e) => Incoming::Reply(ServerMsg::Error {
-                    code: ErrorCode::BadMessage,
-                    message: format!("cannot read message: {e}"),
-                }),
-            },
         }
     }
 
@@ -424,42 +405,85 @@ impl<S: Sink<Message> + Unpin> Session<S> {
     }
 
     async fn close(mut self, ended: Ended) -> Ended {
-        let (code, reason) = match ended {
-            Ended::ServerShutdown => (CLOSE_GOING_AWAY, "server shutting down"),
-            Ended::TooBig => (CLOSE_TOO_BIG, "message too big"),
-            Ended::ShareRevoked | Ended::ShareExpired => {
-                let (code, message, reason) = if ended == Ended::ShareRevoked {
-                    (
-                        ErrorCode::ShareRevoked,
-                        "this link was revoked",
-                        "share link revoked",
-                    )
-                } else {
-                    (
-                        ErrorCode::ShareExpired,
-                        "this link has expired",
-                        "share link expired",
-                    )
-                };
-                let msg = ServerMsg::Error {
-                    code,
-                    message: message.into(),
-                };
-                let _ = tokio::time::timeout(Duration::from_secs(1), self.send_msg(&msg)).await;
-                (CLOSE_SHARE_ENDED, reason)
-            }
-            Ended::ClientClosed | Ended::WriteFailed => return ended,
-        };
-        let frame = CloseFrame {
-            code,
-            reason: Utf8Bytes::from_static(reason),
-        };
-        // Best effort: the peer may already be gone.
-        let _ = tokio::time::timeout(
-            Duration::from_secs(1),
-            self.sink.send(Message::Close(Some(frame))),
-        )
-        .await;
+        say_goodbye(&mut self.sink, &ended).await;
         ended
     }
+}
+
+/// A client message before it is read as JSON: its text, or what to do instead.
+pub(super) enum Raw {
+    Text(Utf8Bytes),
+    Reply(ServerMsg),
+    Ignore,
+    End(Ended),
+}
+
+/// Sorts what the socket gave: read errors and oversized messages end the session (1009 for too
+/// big), binary messages get an error reply, control frames are ignored.
+pub(super) fn raw<E: std::fmt::Display>(incoming: Result<Message, E>) -> Raw {
+    match incoming {
+        Err(e) => {
+            let text = e.to_string();
+            tracing::debug!(error = %text, "websocket read failed");
+            // tungstenite reports its own size limit as "Space limit exceeded: ..." or
+            // "Message too long"; anything else is a broken connection.
+            if text.contains("too long") || text.contains("limit exceeded") {
+                Raw::End(Ended::TooBig)
+            } else {
+                Raw::End(Ended::ClientClosed)
+            }
+        }
+        Ok(Message::Close(_)) => Raw::End(Ended::ClientClosed),
+        Ok(Message::Ping(_) | Message::Pong(_)) => Raw::Ignore,
+        Ok(Message::Binary(b)) if b.len() > MAX_CLIENT_MESSAGE_BYTES => Raw::End(Ended::TooBig),
+        Ok(Message::Binary(_)) => Raw::Reply(ServerMsg::Error {
+            code: ErrorCode::Unsupported,
+            message: "binary messages are not part of the protocol; send JSON text".into(),
+        }),
+        Ok(Message::Text(t)) if t.len() > MAX_CLIENT_MESSAGE_BYTES => Raw::End(Ended::TooBig),
+        Ok(Message::Text(t)) => Raw::Text(t),
+    }
+}
+
+/// Ends a session on `sink` the way `ended` says: for a share link its `error` message first,
+/// then the close frame (best effort: the peer may already be gone). Nothing for a client that
+/// left or a socket that failed.
+pub(super) async fn say_goodbye<S: Sink<Message> + Unpin>(sink: &mut S, ended: &Ended) {
+    let (code, reason, error) = match ended {
+        Ended::ServerShutdown => (CLOSE_GOING_AWAY, "server shutting down", None),
+        Ended::TooBig => (CLOSE_TOO_BIG, "message too big", None),
+        Ended::ShareRevoked => (
+            CLOSE_SHARE_ENDED,
+            "share link revoked",
+            Some((ErrorCode::ShareRevoked, "this link was revoked")),
+        ),
+        Ended::ShareExpired => (
+            CLOSE_SHARE_ENDED,
+            "share link expired",
+            Some((ErrorCode::ShareExpired, "this link has expired")),
+        ),
+        Ended::ClientClosed | Ended::WriteFailed => return,
+    };
+    if let Some((code, message)) = error {
+        let msg = ServerMsg::Error {
+            code,
+            message: message.into(),
+        };
+        if let Ok(text) = serde_json::to_string(&msg) {
+            let _ = tokio::time::timeout(
+                Duration::from_secs(1),
+                sink.send(Message::Text(text.into())),
+            )
+            .await;
+        }
+    }
+    let frame = CloseFrame {
+        code,
+        reason: Utf8Bytes::from_static(reason),
+    };
+    let _ = tokio::time::timeout(
+        Duration::from_secs(1),
+        sink.send(Message::Close(Some(frame))),
+    )
+    .await;
 }

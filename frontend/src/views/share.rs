@@ -79,6 +79,9 @@ fn ShareDialogBody(open: RwSignal<bool>, now: ReadSignal<f64>) -> impl IntoView 
         }
     });
 
+    let store = crate::store::use_store();
+    // The current host's page preselects it; the overview shares every host.
+    let host_choice = RwSignal::new(String::new());
     let create = move |_| {
         if busy.get_untracked() {
             return;
@@ -87,8 +90,8 @@ fn ShareDialogBody(open: RwSignal<bool>, now: ReadSignal<f64>) -> impl IntoView 
             expires_s: Some(expiry_choice(&expires.get_untracked())),
             label: label_value(&label.get_untracked()),
             show_users: show_users.get_untracked(),
-            // Every host; `vramio share create --host` makes a link for one host of a hub.
-            host: None,
+            // On a hub: every host, or the one chosen.
+            host: Some(host_choice.get_untracked()).filter(|h| !h.is_empty()),
         };
         busy.set(true);
         error.set(None);
@@ -149,6 +152,22 @@ fn ShareDialogBody(open: RwSignal<bool>, now: ReadSignal<f64>) -> impl IntoView 
                             .collect_view()}
                     </select>
                 </label>
+                <Show when=move || store.hub.get()>
+                    <label>
+                        "Shows"
+                        <select id="share-host" on:change=move |e| host_choice.set(event_target_value(&e))>
+                            <option value="" selected=true>"every host"</option>
+                            {move || {
+                                store
+                                    .host_names
+                                    .get()
+                                    .into_iter()
+                                    .map(|h| view! { <option value=h.clone()>{h.clone()}</option> })
+                                    .collect_view()
+                            }}
+                        </select>
+                    </label>
+                </Show>
                 <label class="check">
                     <input id="share-show-users" type="checkbox" bind:checked=show_users />
                     "show user names"
