@@ -189,13 +189,14 @@ async fn token_url_cookie_restart_and_a_share_link_from_the_dialog() {
     );
 
     // A 3 s link: works, then expires on the open page, then is the 404 page.
+    // The browser first: the link's 3 s start when it is made.
+    let third = browser_profile(driver_port, "short").await;
     let out = vramio_cli(port, &["share", "create", "--expires", "3s"]);
     let short = out
         .lines()
         .last()
         .expect("the link is the last line")
         .to_owned();
-    let third = browser_profile(driver_port, "short").await;
     third.goto(&short).await.expect("open the short link");
     live(&third, "the 3 s link to go live").await;
     wait_for(
