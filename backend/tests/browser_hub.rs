@@ -1,7 +1,7 @@
 //! The hub's overview in a real browser: two `vramio serve` peers over WebSocket and one that
 //! cannot be reached. The overview shows all three with their states and verdicts, the down one
-//! with its reason; clicking a card goes through to that host's page; a host's detail URL opened
-//! directly shows that host.
+//! with its reason, worst first, in one column on a phone; clicking a card goes through to that
+//! host's page; a host's detail URL opened directly shows that host.
 
 #[path = "common/browser_kit.rs"]
 mod browser_kit;
@@ -95,6 +95,22 @@ async fn the_overview_shows_every_host_and_opens_one() {
     assert_eq!(cards.len(), 3);
     let first = cards[0].attr("data-host").await.expect("attr");
     assert_eq!(first.as_deref(), Some(dead.as_str()), "worst first");
+
+    // On a phone-sized window: one column, nothing wider than the screen.
+    c.set_window_size(390, 844).await.expect("resize");
+    let layout = c
+        .execute(
+            "const g = document.querySelector('.host-grid');
+             return [document.documentElement.scrollWidth, window.innerWidth,
+                     getComputedStyle(g).gridTemplateColumns.split(' ').length];",
+            vec![],
+        )
+        .await
+        .expect("layout");
+    let [scroll, inner, columns] = [0, 1, 2].map(|i| layout[i].as_u64().unwrap_or(u64::MAX));
+    assert!(scroll <= inner, "no sideways scroll on a phone: {layout}");
+    assert_eq!(columns, 1, "one column on a phone: {layout}");
+    c.set_window_size(1400, 1000).await.expect("resize back");
 
     // Through to one host.
     c.find(Locator::Css(&card(b.authority())))

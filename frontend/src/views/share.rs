@@ -216,6 +216,7 @@ fn ShareItem(
             <span class="share-item-label">{share.label.clone().unwrap_or_else(|| "(no label)".to_owned())}</span>
             <span class="share-item-expiry">{move || expires_in(expires_ms, now.get())}</span>
             {share.show_users.then(|| view! { <span class="share-item-users">"shows user names"</span> })}
+            {share.host.clone().map(|h| view! { <span class="share-item-host">{format!("only {h}")}</span> })}
             <code class="share-item-url" node_ref=code>{share.url.clone()}</code>
             <CopyButton text=share.url code class="share-copy" />
             <button class="share-revoke" type="button" on:click=move |_| revoke(id.clone())>
