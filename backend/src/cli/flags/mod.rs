@@ -1,0 +1,155 @@
+//! Command-line flags (DESIGN section 3). Every flag has a `VRAMIO_*` environment variable; bad
+//! flags exit with 64 (EX_USAGE) so they never collide with `check`'s 0-3.
+//!
+//! The commands and the sampling flags are here; [`serving`] holds the flags of the commands that
+//! serve the page (`serve`, `hub`: listening, TLS, access, peers) and [`remote`] those that talk
+//! to a running server (`url`, `share`).
+
+mod remote;
+mod serving;
+
+pub use remote::{ClientArgs, ShareArgs, ShareCommand};
+pub use serving::{AccessArgs, HubArgs, Listen, PeerArgs, ServeArgs};
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// sysexits' EX_USAGE.
+pub const EXIT_USAGE: i32 = 64;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "vramio",
+    version,
+    about = "Is your GPU job held back by GPU memory or by disk? Live, in a browser."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Flags of `serve`, which is what `vramio` alone runs.
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Sample this host and serve the live dashboard (the default).
+    Serve(ServeArgs),
+    /// Sample for a short window (or read a recording), print the verdict; exit 0 ok,
+    /// 1 warning, 2 critical, 3 unknown.
+    Check(CheckArgs),
+    /// Write this host's frames to a file as NDJSON, one frame per line.
+    Record(RecordArgs),
+    /// Print the JSON schema of frames and protocol messages.
+    Schema,
+    /// Serve one page for many GPU servers (SSH or WebSocket peers) without sampling this host.
+    Hub(HubArgs),
+    /// Print the running server's dashboard URL with its token.
+    Url(ClientArgs),
+    /// Read-only share links of the running server: create, list, revoke.
+    Share(ShareArgs),
+    /// The live protocol as one JSON message per line on stdout, for a hub that reaches this
+    /// host over SSH: relays this user's running `vramio serve`, else samples.
+    Stream(StreamArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StreamArgs {
+    /// Sample here even when this user's `vramio serve` runs (found through the state
+    /// directory), instead of relaying it.
+    #[arg(long, env = "VRAMIO_NO_RELAY")]
+    pub no_relay: bool,
+    /// The host name to report when sampling (default: the hostname).
+    #[arg(long, env = "VRAMIO_NAME", value_name = "NAME")]
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub access: AccessArgs,
+    #[command(flatten)]
+    pub diagnosis: DiagnosisArgs,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Print the diagnosis as one JSON object.
+    #[arg(long, env = "VRAMIO_JSON")]
+    pub json: bool,
+    /// How long to sample (with --from: how much of the recording's end to diagnose; all of it
+    /// when not given).
+    #[arg(long, env = "VRAMIO_WINDOW", value_parser = parse_window)]
+    pub window: Option<Duration>,
+    /// Diagnose a recording (NDJSON frames from `vramio record`) instead of sampling.
+    #[arg(long, env = "VRAMIO_FROM", value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    #[command(flatten)]
+    pub diagnosis: DiagnosisArgs,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+}
+
+/// The window `check` samples when `--window` is not given.
+pub const DEFAULT_CHECK_WINDOW: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, Args)]
+pub struct RecordArgs {
+    /// File to write (replaced if it exists).
+    #[arg(long, env = "VRAMIO_OUT", value_name = "FILE")]
+    pub out: PathBuf,
+    /// Stop after this long (default: until Ctrl-C).
+    #[arg(long, env = "VRAMIO_DURATION", value_parser = parse_window)]
+    pub duration: Option<Duration>,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+}
+
+/// Flags of every command that diagnoses.
+#[derive(Debug, Clone, Args)]
+pub struct DiagnosisArgs {
+    /// Override diagnosis thresholds from a TOML or JSON file (any subset of fields).
+    #[arg(long, env = "VRAMIO_THRESHOLDS", value_name = "FILE")]
+    pub thresholds: Option<PathBuf>,
+}
+
+/// Flags of every command that samples this host.
+#[derive(Debug, Clone, Args)]
+pub struct SamplingArgs {
+    /// Time between samples (e.g. 1s, 500ms); at least 100ms.
+    #[arg(long, env = "VRAMIO_INTERVAL", default_value = "1s", value_parser = parse_interval)]
+    pub interval: Duration,
+    /// Load this libnvidia-ml instead of the system's (e.g. a test double).
+    #[arg(long, env = "VRAMIO_NVML_LIB", value_name = "PATH")]
+    pub nvml_lib: Option<PathBuf>,
+}
+
+fn parse_window(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("`{s}` is not a duration like 5s or 2m: {e}"))?;
+    if d.is_zero() {
+        return Err("the duration must be longer than zero".into());
+    }
+    Ok(d)
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("`{s}` is not a duration like 1s or 500ms: {e}"))?;
+    if d < crate::collect::sampler::MIN_INTERVAL {
+        return Err(format!(
+            "{s} is below the {} ms floor",
+            crate::collect::sampler::MIN_INTERVAL.as_millis()
+        ));
+    }
+    Ok(d)
+}
+
+impl Cli {
+    /// The command to run, `serve` when none was named.
+    pub fn into_command(self) -> Command {
+        self.command.unwrap_or(Command::Serve(self.serve))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,152 @@
+//! The flags of the commands that serve the page (`serve`, `hub`): where to listen, TLS, the
+//! public URL, access (state directory, token) and the peers a hub watches.
+
+use super::{DiagnosisArgs, SamplingArgs};
+use clap::Args;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Args)]
+pub struct HubArgs {
+    /// Peers: `ssh://[user@]host[:port]`, `ssh://alias` (from ~/.ssh/config), `ws://host:port`,
+    /// `wss://host:port`.
+    #[arg(value_name = "PEER")]
+    pub peers: Vec<String>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// How a hub reaches its peers (`vramio hub`, `vramio serve --peer`).
+#[derive(Debug, Clone, Args)]
+pub struct PeerArgs {
+    /// A peer to watch beside this host (repeatable): ssh://HOST, ws://HOST:PORT, wss://...
+    #[arg(
+        long = "peer",
+        env = "VRAMIO_PEER",
+        value_name = "PEER",
+        value_delimiter = ','
+    )]
+    pub peer: Vec<String>,
+    /// A file of peers, one per line (`#` comments; `URL token-file=PATH` for ws/wss).
+    #[arg(long = "peers", env = "VRAMIO_PEERS", value_name = "FILE")]
+    pub peers_file: Option<PathBuf>,
+    /// The bearer token for ws/wss peers whose line names no `token-file=` (mode 0600).
+    #[arg(long, env = "VRAMIO_PEER_TOKEN_FILE", value_name = "FILE")]
+    pub peer_token_file: Option<PathBuf>,
+    /// The only CA (PEM) trusted for wss peers (default: the system's roots).
+    #[arg(long, env = "VRAMIO_PEER_CA", value_name = "FILE")]
+    pub peer_ca: Option<PathBuf>,
+    /// An ssh config file for ssh peers (passed to ssh as -F).
+    #[arg(long, env = "VRAMIO_SSH_CONFIG", value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+    /// What ssh runs on the peer (by its login shell).
+    #[arg(
+        long,
+        env = "VRAMIO_REMOTE_COMMAND",
+        value_name = "CMD",
+        default_value = "vramio stream"
+    )]
+    pub remote_command: String,
+}
+
+/// Where vramio keeps its secrets (every serving and client command).
+#[derive(Debug, Clone, Args)]
+pub struct AccessArgs {
+    /// Directory for the token, share links and the server file (mode 0700). Default:
+    /// $XDG_STATE_HOME/vramio, else ~/.local/state/vramio.
+    #[arg(long, env = "VRAMIO_STATE_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Read the admin token from this file (mode 0600) instead of the state directory's.
+    #[arg(long, env = "VRAMIO_TOKEN_FILE", value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+/// A `--listen` value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listen {
+    Unix(PathBuf),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Loopback by default: reach it through `ssh -L`. Any other address
+    /// keeps auth on; use TLS there.
+    #[arg(long, env = "VRAMIO_BIND", default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, env = "VRAMIO_PORT", default_value_t = 7575)]
+    pub port: u16,
+    /// Listen on a Unix socket (mode 0600) instead of TCP: `unix:PATH`. Forward it with
+    /// `ssh -L 7575:PATH server`.
+    #[arg(long, env = "VRAMIO_LISTEN", value_name = "unix:PATH", value_parser = parse_listen,
+          conflicts_with_all = ["bind", "port"])]
+    pub listen: Option<Listen>,
+    /// Serve HTTPS and WSS with this PEM certificate chain (with --tls-key).
+    #[arg(
+        long,
+        env = "VRAMIO_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(
+        long,
+        env = "VRAMIO_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
+    /// The address people reach this server by (a LAN name, a reverse proxy), e.g.
+    /// https://gpu7.lab.example: printed links use it, and its host and origin are allowed.
+    #[arg(long, env = "VRAMIO_PUBLIC_URL", value_name = "URL", value_parser = parse_public_url)]
+    pub public_url: Option<String>,
+    /// The name this host reports (default: its hostname), e.g. to tell apart cloned machines
+    /// in a hub.
+    #[arg(long, env = "VRAMIO_NAME", value_name = "NAME", value_parser = parse_name)]
+    pub name: Option<String>,
+    /// Serve without authentication: anyone who reaches the port sees this host's GPUs,
+    /// processes and disks. Refused with a non-loopback --bind.
+    #[arg(long, env = "VRAMIO_NO_AUTH")]
+    pub no_auth: bool,
+    #[command(flatten)]
+    pub access: AccessArgs,
+    #[command(flatten)]
+    pub peers: PeerArgs,
+    #[command(flatten)]
+    pub diagnosis: DiagnosisArgs,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+}
+
+/// A host name as shown in pages and used in `subscribe`: printable, no control characters, at
+/// most 128 bytes.
+fn parse_name(s: &str) -> Result<String, String> {
+    let s = s.trim();
+    if s.is_empty() || s.len() > 128 || s.chars().any(char::is_control) {
+        return Err(format!(
+            "`{s}` is not a name: 1 to 128 printable characters"
+        ));
+    }
+    Ok(s.to_owned())
+}
+
+fn parse_listen(s: &str) -> Result<Listen, String> {
+    match s.strip_prefix("unix:") {
+        Some(path) if !path.is_empty() => Ok(Listen::Unix(PathBuf::from(path))),
+        _ => Err(format!(
+            "`{s}` is not unix:PATH (for TCP use --bind and --port)"
+        )),
+    }
+}
+
+/// `--public-url`: `http(s)://host[:port]`, normalised to an origin (no path: vramio serves at
+/// the root of its name).
+fn parse_public_url(s: &str) -> Result<String, String> {
+    crate::http::same_origin::parse_origin(s).ok_or_else(|| {
+        format!(
+            "`{s}` is not http://HOST[:PORT] or https://HOST[:PORT] (no path: serve vramio at the \
+             root of its own name)"
+        )
+    })
+}
