@@ -1,18 +1,22 @@
-//! vramio's backend: samples this host and serves the live dashboard.
+//! vramio's backend: samples this host (or watches other hosts) and serves the live dashboard.
 //!
 //! The folders are the stages a frame passes through, in order, so a reader can trace one by
 //! folder names:
 //! - [`collect`]: the sources (NVML, /proc, statvfs) behind one trait each, the readers that can
 //!   hang behind a deadline, and the sampler that turns one tick of them into a `shared::Frame`,
 //!   paced by one [`collect::ticker`] for every command that samples;
+//! - [`peers`]: beside `collect` for a hub: the links to other vramio instances (SSH running
+//!   `vramio stream`, WebSocket to `vramio serve`), each feeding its host's hub;
 //! - [`hub`]: the one place frames go next: sequence numbers, one encoding per frame, the history
-//!   ring, the fan-out to viewers, and the diagnoser that turns the recent window into a verdict
-//!   (later also the fleet of remote hosts);
-//! - [`http`]: what a browser or script meets: the routes ([`http::app`]), the WebSocket session,
-//!   the same-origin checks and the embedded page (later auth, share links, `/metrics`);
+//!   ring, the fan-out to viewers, the diagnoser that turns the recent window into a verdict, and
+//!   the [`hub::fleet`] of every host served with its overview summaries;
+//! - [`http`]: what a browser or script meets: the routes ([`http::app`]), auth and same-origin
+//!   checks, share links, the WebSocket sessions (one host or many), the listeners and the
+//!   embedded page (later `/metrics`);
 //! - [`access`]: who may see what: the state directory, the admin token, share links and the
 //!   server file the CLI finds a running server by (its HTTP side is `http::auth`);
-//! - [`cli`]: the commands a person runs (`serve`, `check`, `record`) and their flags;
+//! - [`cli`]: the commands a person runs (`serve`, `hub`, `stream`, `check`, `record`, `url`,
+//!   `share`) and their flags;
 //! - [`ndjson`]: the recording file format that `record` writes and `check --from` reads (later
 //!   beside an `ingest/` stage for imports).
 //!

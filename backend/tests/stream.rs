@@ -260,12 +260,21 @@ fn a_server_that_cannot_be_reached_is_reported_and_stream_samples_instead() {
     let server = Server::start(&state, script.path(), &["--port", "0"]);
     let addr = server.authority().to_owned();
     let _ = server.terminate();
-    // A server file that names a live pid (this test) and a port nobody listens on any more.
+    // A server file that names a live pid (this test) and a socket that is not there. (A TCP port
+    // just freed is no good: another test's server may take it at once.)
+    let gone = tmp.join("gone.sock");
     let file = format!(
-        r#"{{"pid":{},"base_url":"http://{addr}","endpoint":{{"kind":"tcp","addr":"{addr}"}}}}"#,
-        std::process::id()
+        r#"{{"pid":{},"base_url":"http://{addr}","endpoint":{{"kind":"unix","path":"{}"}}}}"#,
+        std::process::id(),
+        gone.display()
     );
     std::fs::write(state.join("server.json"), file).expect("write server.json");
+    // Private, as the server writes it: a server file others could have written is not trusted.
+    std::fs::set_permissions(
+        state.join("server.json"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .expect("chmod");
     let fake = fake_nvml::fake_nvml_path();
     let fake = fake.to_string_lossy();
     let state_arg = state.to_string_lossy();
