@@ -374,6 +374,7 @@ mod tests {
             r_await_ms: None,
             w_await_ms: None,
             avg_queue_size: None,
+            counters: None,
         });
         let s = Sample::of(&f);
         assert_eq!(s.gpus[0].mem_pct, Some(25.0));

@@ -70,6 +70,7 @@ fn frame(i: u64, starved: bool) -> Frame {
             r_await_ms: Some(0.2 + noise(i, d + 60)),
             w_await_ms: Some(0.1),
             avg_queue_size: Some(0.3),
+            counters: None,
         })
         .collect();
     f.mounts = ["/", "/data", "/scratch", "/dev/shm"]
@@ -102,10 +103,12 @@ fn frame(i: u64, starved: bool) -> Frame {
         psi_io: Some(Psi {
             some_avg10: Percent(0.5),
             full_avg10: None,
+            some_total_us: None,
         }),
         psi_memory: Some(Psi {
             some_avg10: Percent(0.0),
             full_avg10: None,
+            some_total_us: None,
         }),
     });
     f

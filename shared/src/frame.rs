@@ -242,6 +242,23 @@ pub struct BlockDevice {
     /// Average number of requests in flight (`aqu-sz`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub avg_queue_size: Option<f64>,
+    /// The raw /proc/diskstats counters behind the rates (for `/metrics`, where `rate()` works on
+    /// them); absent from sources that do not have them (an imported log, an older peer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<BlockCounters>,
+}
+
+/// Cumulative /proc/diskstats counters of a whole disk since boot (partitions folded in).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BlockCounters {
+    /// Reads completed.
+    pub reads_completed_total: u64,
+    /// Writes completed.
+    pub writes_completed_total: u64,
+    /// Milliseconds with at least one request in flight (`io_ticks`).
+    pub io_time_ms_total: u64,
+    /// Milliseconds in flight summed over requests (`time_in_queue`).
+    pub weighted_io_time_ms_total: u64,
 }
 
 /// Host CPU and memory.
@@ -277,6 +294,9 @@ pub struct Psi {
     pub some_avg10: Percent,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_avg10: Option<Percent>,
+    /// `some total=`: microseconds since boot that some task waited on the resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub some_total_us: Option<u64>,
 }
 
 /// A part of the sampler.

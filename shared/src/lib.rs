@@ -15,8 +15,9 @@ pub mod units;
 pub mod window;
 
 pub use frame::{
-    BlockDevice, Frame, Gpu, GpuApis, GpuMemory, GpuProcess, GpuState, MemoryApi, Mount, MountKind,
-    NvmlStatus, Presence, ProcessApi, Psi, Source, SourceCost, SourceError, SystemStats,
+    BlockCounters, BlockDevice, Frame, Gpu, GpuApis, GpuMemory, GpuProcess, GpuState, MemoryApi,
+    Mount, MountKind, NvmlStatus, Presence, ProcessApi, Psi, Source, SourceCost, SourceError,
+    SystemStats,
 };
 pub use protocol::{ClientMsg, ErrorCode, HostState, PROTOCOL_VERSION, ServerMsg};
 pub use summary::{DiskBrief, GpuBrief, HostSummary};

@@ -5,9 +5,10 @@
 
 use shared::diagnosis::{Thresholds, diagnose};
 use shared::{
-    BlockDevice, Bytes, BytesPerSec, ClientMsg, ErrorCode, Frame, Gpu, GpuApis, GpuMemory,
-    GpuProcess, GpuState, HostState, HostSummary, MemoryApi, Mount, MountKind, NvmlStatus, Percent,
-    Presence, ProcessApi, Psi, ServerMsg, Source, SourceCost, SourceError, SystemStats,
+    BlockCounters, BlockDevice, Bytes, BytesPerSec, ClientMsg, ErrorCode, Frame, Gpu, GpuApis,
+    GpuMemory, GpuProcess, GpuState, HostState, HostSummary, MemoryApi, Mount, MountKind,
+    NvmlStatus, Percent, Presence, ProcessApi, Psi, ServerMsg, Source, SourceCost, SourceError,
+    SystemStats,
 };
 use std::path::PathBuf;
 
@@ -129,6 +130,12 @@ fn full_frame() -> Frame {
             r_await_ms: Some(0.5),
             w_await_ms: Some(3.0),
             avg_queue_size: Some(2.6),
+            counters: Some(BlockCounters {
+                reads_completed_total: 1200,
+                writes_completed_total: 340,
+                io_time_ms_total: 5600,
+                weighted_io_time_ms_total: 9100,
+            }),
         }],
         system: Some(SystemStats {
             cpu_count: 64,
@@ -144,10 +151,12 @@ fn full_frame() -> Frame {
             psi_io: Some(Psi {
                 some_avg10: Percent(12.34),
                 full_avg10: Some(Percent(10.5)),
+                some_total_us: Some(81234567),
             }),
             psi_memory: Some(Psi {
                 some_avg10: Percent(0.0),
                 full_avg10: Some(Percent(0.0)),
+                some_total_us: Some(4321),
             }),
         }),
         errors: vec![SourceError {

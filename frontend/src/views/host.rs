@@ -119,6 +119,7 @@ mod tests {
         let p = Psi {
             some_avg10: Percent(3.24),
             full_avg10: None,
+            some_total_us: None,
         };
         assert_eq!(psi_text(&p), "some 3.2% · full —");
     }

@@ -102,6 +102,7 @@ fn scenarios() -> Vec<Scenario> {
                     s.psi_io = Some(Psi {
                         some_avg10: Percent(35.0),
                         full_avg10: None,
+                        some_total_us: None,
                     });
                 }
             }),

@@ -95,6 +95,7 @@ pub fn disk(name: &str, read_mib: f64, write_mib: f64, r_await: f64, queue: f64)
         r_await_ms: Some(r_await),
         w_await_ms: Some(0.1),
         avg_queue_size: Some(queue),
+        counters: None,
     }
 }
 
@@ -114,10 +115,12 @@ pub fn system(cpu: f64, mem_available_pct: f64) -> SystemStats {
         psi_io: Some(Psi {
             some_avg10: Percent(0.5),
             full_avg10: Some(Percent(0.1)),
+            some_total_us: None,
         }),
         psi_memory: Some(Psi {
             some_avg10: Percent(0.0),
             full_avg10: Some(Percent(0.0)),
+            some_total_us: None,
         }),
     }
 }

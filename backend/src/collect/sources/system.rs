@@ -74,31 +74,34 @@ pub fn cpu_shares(prev: &CpuTimes, cur: &CpuTimes) -> Option<(Percent, Percent)>
     })
 }
 
-/// One `/proc/pressure/*` file: `some avg10` (required) and `full avg10` (absent on kernels that
-/// do not report it). `None` when the text has no valid `some` line.
+/// One `/proc/pressure/*` file: `some avg10` and `total` (required) and `full avg10` (absent on
+/// kernels that do not report it). `None` when the text has no valid `some` line.
 pub fn parse_psi(text: &str) -> Option<Psi> {
-    let avg10 = |kind: &str| {
+    let record = |kind: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(kind))
-            .and_then(psi_avg10)
+            .and_then(psi_record)
     };
+    let (some_avg10, some_total_us) = record("some ")?;
     Some(Psi {
-        some_avg10: avg10("some ")?,
-        full_avg10: avg10("full "),
+        some_avg10,
+        full_avg10: record("full ").map(|(avg10, _)| avg10),
+        some_total_us: Some(some_total_us),
     })
 }
 
-/// `avg10` of one PSI record after its `some`/`full` word: `avg10=1.50 avg60=1.00 avg300=0.50
-/// total=42424` (`kernel/sched/psi.c`, `psi_show`). `None` unless every field is there and valid.
-fn psi_avg10(record: &str) -> Option<Percent> {
+/// `avg10` and `total` (µs) of one PSI record after its `some`/`full` word: `avg10=1.50
+/// avg60=1.00 avg300=0.50 total=42424` (`kernel/sched/psi.c`, `psi_show`). `None` unless every
+/// field is there and valid.
+fn psi_record(record: &str) -> Option<(Percent, u64)> {
     let mut fields = record.split_whitespace();
     let mut field = |key: &str| fields.next()?.strip_prefix(key);
     let avg10: f64 = field("avg10=")?.parse().ok()?;
     field("avg60=")?.parse::<f64>().ok()?;
     field("avg300=")?.parse::<f64>().ok()?;
-    field("total=")?.parse::<u64>().ok()?;
+    let total = field("total=")?.parse::<u64>().ok()?;
     // The kernel prints two decimals: keep exactly those.
-    Some(Percent((avg10 * 100.0).round() / 100.0))
+    Some((Percent((avg10 * 100.0).round() / 100.0), total))
 }
 
 /// Everything but the CPU shares, from the texts of `/proc/meminfo` and the two PSI files.
@@ -271,6 +274,12 @@ mod tests {
             let psi = parse_psi(text).expect("valid psi");
             assert_eq!(Some(psi.some_avg10), reference(text, "some"), "{text}");
             assert_eq!(psi.full_avg10, reference(text, "full"), "{text}");
+            let total = text
+                .lines()
+                .find(|l| l.starts_with("some"))
+                .and_then(|l| procfs::parse_pressure_record(l).ok())
+                .map(|r| r.total);
+            assert_eq!(psi.some_total_us, total, "{text}");
         }
         assert_eq!(
             parse_psi("some avg10=1.00 avg60=x avg300=0.50 total=1\n"),

@@ -12,7 +12,7 @@ pub use iostat::{Counters, Rates, SECTOR_BYTES, rates};
 use super::procfile::ProcFile;
 use super::{BlockSource, SourceFailure};
 use procfs::DiskStat;
-use shared::{BlockDevice, Bytes, BytesPerSec, Percent};
+use shared::{BlockCounters, BlockDevice, Bytes, BytesPerSec, Percent};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -110,6 +110,12 @@ pub fn block_devices(
                 r_await_ms: r.and_then(|r| r.r_await_ms),
                 w_await_ms: r.and_then(|r| r.w_await_ms),
                 avg_queue_size: r.map(|r| r.avg_queue_size),
+                counters: Some(BlockCounters {
+                    reads_completed_total: cur.reads,
+                    writes_completed_total: cur.writes,
+                    io_time_ms_total: cur.io_ms,
+                    weighted_io_time_ms_total: cur.weighted_ms,
+                }),
             }
         })
         .collect()
@@ -347,6 +353,16 @@ mod tests {
         assert_eq!(nvme.read_bytes_per_sec, None);
         assert_eq!(nvme.util_pct, None);
         assert_eq!(nvme.avg_queue_size, None);
+        // The raw counters of the line, as /proc/diskstats has them (for `/metrics`).
+        assert_eq!(
+            nvme.counters,
+            Some(BlockCounters {
+                reads_completed_total: 1_000_000,
+                writes_completed_total: 500_000,
+                io_time_ms_total: 700_000,
+                weighted_io_time_ms_total: 1_300_000,
+            })
+        );
         assert_eq!(device(&devs, "sda").partitions, ["sda1"]);
         assert!(device(&devs, "dm-0").partitions.is_empty());
     }
