@@ -27,5 +27,6 @@ pub mod cli;
 pub mod collect;
 pub mod http;
 pub mod hub;
+pub mod metrics;
 pub mod ndjson;
 pub mod peers;

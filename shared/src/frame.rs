@@ -309,6 +309,25 @@ pub enum Source {
     System,
 }
 
+impl Source {
+    pub const ALL: [Source; 4] = [
+        Source::Gpu,
+        Source::Mounts,
+        Source::BlockDevices,
+        Source::System,
+    ];
+
+    /// The id as it appears on the wire.
+    pub fn id(self) -> &'static str {
+        match self {
+            Source::Gpu => "gpu",
+            Source::Mounts => "mounts",
+            Source::BlockDevices => "block_devices",
+            Source::System => "system",
+        }
+    }
+}
+
 /// A failure of one source (or one item of it) in one tick.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SourceError {

@@ -13,6 +13,7 @@ use crate::collect::sampler::{self, Sampler, SamplerConfig};
 use crate::collect::sources::Sources;
 use crate::http::auth::Auth;
 use crate::http::listen::{self, Bound};
+use crate::http::metrics_route::MetricsPolicy;
 use crate::http::same_origin::HostPolicy;
 use crate::http::{AppState, app};
 use crate::hub::diagnoser::{DEFAULT_WINDOW, Diagnoser};
@@ -77,6 +78,19 @@ async fn serve_async(
         None => Shares::off("authentication is off (--no-auth)"),
     };
 
+    let scrape_token = match &args.metrics.metrics_token_file {
+        Some(file) => Some(Token::from_file(file).context("--metrics-token-file")?),
+        None => None,
+    };
+    if args.metrics.metrics_public && args.listen.is_none() && !args.bind.is_loopback() {
+        anyhow::bail!(
+            "--metrics-public serves /metrics without a token, so only on loopback (--bind \
+             127.0.0.1 or ::1) or a Unix socket (--listen unix:PATH), not on {}; give \
+             Prometheus a token instead: --metrics-token-file FILE",
+            args.bind
+        );
+    }
+
     // Bind before any thread starts: the Unix socket is made under a narrowed umask.
     let (bound, endpoint) = bind(&args, tls.clone()).await?;
     let beyond_loopback = matches!(&endpoint, Endpoint::Tcp { addr } if !addr.ip().is_loopback());
@@ -100,6 +114,10 @@ async fn serve_async(
         policy,
         args.public_url.clone(),
     );
+    let auth = match scrape_token {
+        Some(t) => auth.with_scrape_token(t),
+        None => auth,
+    };
 
     let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
     let local = sample_here.then(|| Hub::new(host.clone(), interval, config));
@@ -133,7 +151,14 @@ async fn serve_async(
         hubs.push(hub);
     }
     let fleet = Fleet::new(hubs);
-    let state = AppState::for_fleet(fleet.clone(), auth);
+    let mut state = AppState::for_fleet(fleet.clone(), auth);
+    state.metrics = MetricsPolicy {
+        options: crate::metrics::Options {
+            hub_mode: !links.is_empty(),
+            show_users: args.metrics.metrics_users,
+        },
+        public: args.metrics.metrics_public,
+    };
     let shutdown = state.shutdown.clone();
     let sessions = state.sessions.clone();
     if fleet.len() > 1 {

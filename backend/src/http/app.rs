@@ -1,4 +1,4 @@
-//! The HTTP surface: `/ws`, `/api/snapshot`, `/api/health`, `/api/schema`, the share-link routes
+//! The HTTP surface: `/ws`, `/api/snapshot`, `/api/health`, `/api/schema`, `/metrics`, the share-link routes
 //! and the embedded page.
 //!
 //! [`app`] is the only place routes are wired; `main.rs` and the tests both call it. Every request
@@ -8,6 +8,7 @@
 //! it and carry the security headers of DESIGN section 7.
 
 use super::auth::{self, Access, Auth, Granted};
+use super::metrics_route::{self, MetricsPolicy};
 use super::multi::{self, MultiParams};
 use super::session::{self, SessionParams, ViewLease};
 use super::share_routes;
@@ -59,6 +60,8 @@ pub struct AppState {
     pub auth: Auth,
     /// One permit per WebSocket viewer: connections are bounded.
     pub viewers: Arc<Semaphore>,
+    /// Who may scrape `/metrics` and how it labels hosts.
+    pub metrics: MetricsPolicy,
 }
 
 /// Concurrent WebSocket viewers served; more get 503. Each costs a task and at most
@@ -76,6 +79,7 @@ impl AppState {
 
     /// A server for every host of `fleet` (which must not be empty).
     pub fn for_fleet(fleet: Fleet, auth: Auth) -> Self {
+        let hub_mode = fleet.len() > 1;
         let hub = fleet.hubs().first().cloned().unwrap_or_else(|| {
             Hub::new(
                 "none",
@@ -90,6 +94,13 @@ impl AppState {
             sessions: TaskTracker::new(),
             started: Instant::now(),
             auth,
+            metrics: MetricsPolicy {
+                options: crate::metrics::Options {
+                    hub_mode,
+                    show_users: false,
+                },
+                public: false,
+            },
             viewers: Arc::new(Semaphore::new(MAX_VIEWERS)),
         }
     }
@@ -118,10 +129,14 @@ pub fn app(state: AppState) -> Router<()> {
         )
         .route("/api/shares/{id}", delete(share_routes::revoke))
         .route_layer(axum::middleware::from_fn(auth::require_admin));
+    // Checks its own credentials: the scrape token counts there, and `--metrics-public` can
+    // open it.
+    let metrics = Router::new().route("/metrics", get(metrics_route::metrics));
     Router::new()
         .merge(public)
         .merge(viewer)
         .merge(admin)
+        .merge(metrics)
         .fallback(get(static_file))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn_with_state(

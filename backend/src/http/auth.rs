@@ -29,6 +29,8 @@ const ADMIN_COOKIE_MAX_AGE_S: u64 = 365 * 24 * 3600;
 pub enum Access {
     Admin,
     Viewer(Grant),
+    /// The scrape token (`--metrics-token-file`): `/metrics` and nothing else.
+    Scrape,
 }
 
 impl Access {
@@ -37,6 +39,7 @@ impl Access {
         match self {
             Access::Admin => true,
             Access::Viewer(g) => g.show_users,
+            Access::Scrape => false,
         }
     }
 }
@@ -54,6 +57,8 @@ pub struct Auth {
 struct Inner {
     /// `None`: `--no-auth`, everyone is admin.
     token: Option<Token>,
+    /// The scrape token, good for `/metrics` only.
+    scrape: Option<Token>,
     shares: Shares,
     /// Serving HTTPS: `Origin`s are `https://`, cookies are `Secure`.
     tls: bool,
@@ -74,6 +79,7 @@ impl Auth {
         Auth {
             inner: Arc::new(Inner {
                 token,
+                scrape: None,
                 shares,
                 tls,
                 hosts,
@@ -92,6 +98,16 @@ impl Auth {
             HostPolicy::loopback_only(),
             None,
         )
+    }
+
+    /// This server with `token` also accepted as a bearer token for `/metrics` alone. Call it
+    /// on a new [`Auth`], before it is cloned: a shared one is returned unchanged (and says so).
+    pub fn with_scrape_token(mut self, token: Token) -> Auth {
+        match Arc::get_mut(&mut self.inner) {
+            Some(inner) => inner.scrape = Some(token),
+            None => tracing::error!("the scrape token was set on an Auth already in use: ignored"),
+        }
+        self
     }
 
     pub fn shares(&self) -> &Shares {
@@ -173,8 +189,12 @@ impl Auth {
                 .get(..7)
                 .filter(|p| p.eq_ignore_ascii_case(b"bearer "))
                 .map(|_| given[7..].trim_ascii());
+            let scrape = self.inner.scrape.as_ref();
             return match bearer {
                 Some(t) if token.matches(t) => Decision::Pass(Some(Access::Admin)),
+                Some(t) if scrape.is_some_and(|s| s.matches(t)) => {
+                    Decision::Pass(Some(Access::Scrape))
+                }
                 _ => Decision::BadCredential("bad bearer token"),
             };
         }
@@ -395,12 +415,22 @@ fn granted(req: &Request) -> Option<&Access> {
     req.extensions().get::<Granted>().and_then(|g| g.0.as_ref())
 }
 
-/// Route layer: any credential (admin or share viewer).
+/// Route layer: any credential for the page (admin or share viewer).
 pub async fn require_viewer(req: Request, next: Next) -> Response {
-    if granted(&req).is_none() {
-        return unauthorized(req.uri().path());
+    match granted(&req) {
+        None => unauthorized(req.uri().path()),
+        Some(Access::Scrape) => scrape_only(),
+        Some(Access::Admin | Access::Viewer(_)) => next.run(req).await,
     }
-    next.run(req).await
+}
+
+/// 403 for the scrape token anywhere but `/metrics`.
+pub fn scrape_only() -> Response {
+    super::app::error_response(
+        StatusCode::FORBIDDEN,
+        "forbidden",
+        "the scrape token reads /metrics only",
+    )
 }
 
 /// Route layer: the admin token only.
@@ -412,6 +442,7 @@ pub async fn require_admin(req: Request, next: Next) -> Response {
             "forbidden",
             "a share link shows the live page only",
         ),
+        Some(Access::Scrape) => scrape_only(),
         Some(Access::Admin) => next.run(req).await,
     }
 }

@@ -1,5 +1,6 @@
 //! What browsers and scripts meet: the routes ([`app::app`]), the credential and origin checks
-//! ([`auth`], [`same_origin`]), the share-link routes ([`share_routes`]), one WebSocket
+//! ([`auth`], [`same_origin`]), the share-link routes ([`share_routes`]), `/metrics`
+//! ([`metrics_route`]), one WebSocket
 //! [`session`] per viewer, the embedded page ([`assets`]) and the listeners ([`listen`]: TCP,
 //! TLS, a Unix socket).
 
@@ -7,6 +8,7 @@ pub mod app;
 pub mod assets;
 pub mod auth;
 pub mod listen;
+pub mod metrics_route;
 pub mod multi;
 pub mod pinned;
 pub mod same_origin;

@@ -78,6 +78,7 @@ pub async fn claim(State(state): State<AppState>, headers: HeaderMap, body: Byte
 pub async fn session(axum::Extension(granted): axum::Extension<Granted>) -> Response {
     let info = match granted.0 {
         None => return super::auth::unauthorized("/api/session"),
+        Some(Access::Scrape) => return super::auth::scrape_only(),
         Some(Access::Admin) => SessionInfo {
             role: Role::Admin,
             show_users: true,

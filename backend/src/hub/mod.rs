@@ -136,6 +136,8 @@ pub struct DiagnosisEntry {
     message: Utf8Bytes,
     /// Byte range of the diagnosis object inside `message`.
     body: std::ops::Range<usize>,
+    /// The same diagnosis, typed (for `/metrics`).
+    diagnosis: Arc<Diagnosis>,
 }
 
 impl DiagnosisEntry {
@@ -145,6 +147,9 @@ impl DiagnosisEntry {
     /// Just the diagnosis' JSON object.
     pub fn diagnosis_json(&self) -> &str {
         &self.message.as_str()[self.body.clone()]
+    }
+    pub fn diagnosis(&self) -> &Arc<Diagnosis> {
+        &self.diagnosis
     }
 }
 
@@ -201,6 +206,8 @@ struct Inner {
     /// value; the locks give the ordering, the atomic only lets either read it.
     next_seq: AtomicU64,
     state: Mutex<State>,
+    /// The newest frame decoded by [`Hub::latest_frame`], with its seq.
+    decoded: Mutex<Option<(u64, Arc<Frame>)>>,
 }
 
 struct State {
@@ -261,6 +268,7 @@ impl Hub {
                     last_publish: None,
                     link: None,
                 }),
+                decoded: Mutex::new(None),
             }),
         }
     }
@@ -345,6 +353,7 @@ impl Hub {
             seq,
             message: Utf8Bytes::from(message),
             body: start..end,
+            diagnosis: Arc::new(diagnosis.clone()),
         });
         self.inner.diagnosis.send_replace(Some(entry));
         Ok(())
@@ -363,6 +372,26 @@ impl Hub {
     /// The most recent frame.
     pub fn latest(&self) -> Option<Arc<Entry>> {
         self.state().ring.last().cloned()
+    }
+
+    /// The most recent frame, decoded from its JSON on first demand and kept until the next one
+    /// (a scrape of `/metrics` reads it; nothing is decoded when nobody scrapes).
+    pub fn latest_frame(&self) -> Option<Arc<Frame>> {
+        let entry = self.latest()?;
+        let mut cache = self
+            .inner
+            .decoded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((seq, frame)) = cache.as_ref()
+            && *seq == entry.seq
+        {
+            return Some(frame.clone());
+        }
+        // The hub encoded this JSON itself, so it decodes; if it ever did not, there is no frame.
+        let frame = Arc::new(serde_json::from_str::<Frame>(entry.frame_json()).ok()?);
+        *cache = Some((entry.seq, frame.clone()));
+        Some(frame)
     }
 
     /// Subscribes to live frames. Taken under the lock `publish` stores and broadcasts under, so

@@ -139,6 +139,16 @@ impl Severity {
         }
     }
 
+    /// The id as it appears on the wire.
+    pub fn id(self) -> &'static str {
+        match self {
+            Severity::Ok => "ok",
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+            Severity::Unknown => "unknown",
+        }
+    }
+
     /// The worse of the two (see [`Severity::rank`]).
     pub fn worst(self, other: Severity) -> Severity {
         if other.rank() > self.rank() {
@@ -202,6 +212,41 @@ pub enum RuleId {
     HostMemoryPressure,
     /// Healthy, with room to do more (severity ok).
     Headroom,
+}
+
+impl RuleId {
+    pub const ALL: [RuleId; 12] = [
+        RuleId::GpuMemoryPressure,
+        RuleId::GpuMemoryNotHeldByJob,
+        RuleId::GpuMemoryOrphan,
+        RuleId::GpuUnavailable,
+        RuleId::InputBoundDisk,
+        RuleId::InputBoundCpu,
+        RuleId::CheckpointStall,
+        RuleId::GpuUnderutilized,
+        RuleId::DiskSpaceRisk,
+        RuleId::DevShm,
+        RuleId::HostMemoryPressure,
+        RuleId::Headroom,
+    ];
+
+    /// The id as it appears on the wire.
+    pub fn id(self) -> &'static str {
+        match self {
+            RuleId::GpuMemoryPressure => "gpu_memory_pressure",
+            RuleId::GpuMemoryNotHeldByJob => "gpu_memory_not_held_by_job",
+            RuleId::GpuMemoryOrphan => "gpu_memory_orphan",
+            RuleId::GpuUnavailable => "gpu_unavailable",
+            RuleId::InputBoundDisk => "input_bound_disk",
+            RuleId::InputBoundCpu => "input_bound_cpu",
+            RuleId::CheckpointStall => "checkpoint_stall",
+            RuleId::GpuUnderutilized => "gpu_underutilized",
+            RuleId::DiskSpaceRisk => "disk_space_risk",
+            RuleId::DevShm => "dev_shm",
+            RuleId::HostMemoryPressure => "host_memory_pressure",
+            RuleId::Headroom => "headroom",
+        }
+    }
 }
 
 /// What one rule found, with its evidence and what to change.

@@ -891,3 +891,26 @@ fn a_level_that_did_not_hold_is_shown_against_its_entry_level_even_while_the_fin
     );
     assert!(level.held.is_none());
 }
+
+/// The `id()`s that `/metrics` and `check` print are the wire's own names.
+#[test]
+fn ids_are_the_serde_names() {
+    let wire = |v: serde_json::Value| v.as_str().map(str::to_owned);
+    for v in Verdict::ALL {
+        assert_eq!(wire(serde_json::json!(v)).as_deref(), Some(v.id()));
+    }
+    for r in RuleId::ALL {
+        assert_eq!(wire(serde_json::json!(r)).as_deref(), Some(r.id()));
+    }
+    for s in [
+        Severity::Ok,
+        Severity::Warning,
+        Severity::Critical,
+        Severity::Unknown,
+    ] {
+        assert_eq!(wire(serde_json::json!(s)).as_deref(), Some(s.id()));
+    }
+    for s in crate::Source::ALL {
+        assert_eq!(wire(serde_json::json!(s)).as_deref(), Some(s.id()));
+    }
+}

@@ -61,6 +61,22 @@ pub struct AccessArgs {
     pub token_file: Option<PathBuf>,
 }
 
+/// Who may scrape `/metrics`, and what it shows.
+#[derive(Debug, Clone, Args)]
+pub struct MetricsArgs {
+    /// A second bearer token (mode 0600) that reads /metrics and nothing else: give it to
+    /// Prometheus (`authorization: {credentials_file: ...}`) instead of the admin token.
+    #[arg(long, env = "VRAMIO_METRICS_TOKEN_FILE", value_name = "FILE")]
+    pub metrics_token_file: Option<std::path::PathBuf>,
+    /// Serve /metrics without a token. Only on loopback or a Unix socket: anyone who can reach
+    /// the port could read process names and GPU use.
+    #[arg(long, env = "VRAMIO_METRICS_PUBLIC")]
+    pub metrics_public: bool,
+    /// Label per-process series with the owner's login name (`user`).
+    #[arg(long, env = "VRAMIO_METRICS_USERS")]
+    pub metrics_users: bool,
+}
+
 /// A `--listen` value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Listen {
@@ -111,6 +127,8 @@ pub struct ServeArgs {
     pub no_auth: bool,
     #[command(flatten)]
     pub access: AccessArgs,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     #[command(flatten)]
     pub peers: PeerArgs,
     #[command(flatten)]

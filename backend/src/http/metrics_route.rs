@@ -1,0 +1,64 @@
+//! `GET /metrics`: who may scrape (the admin token, the scrape token, or anyone on a loopback or
+//! Unix-socket server started with `--metrics-public`), and the exposition itself, encoded off
+//! the async thread.
+
+use super::app::{AppState, error_response};
+use super::auth::{Access, Granted, unauthorized};
+use crate::metrics::{self, Scrape};
+use axum::extract::{Extension, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+/// How `/metrics` is served.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MetricsPolicy {
+    pub options: metrics::Options,
+    /// `--metrics-public`: no credential needed (the server checked at start-up that it listens
+    /// on loopback or a Unix socket only).
+    pub public: bool,
+}
+
+pub async fn metrics(
+    State(state): State<AppState>,
+    Extension(granted): Extension<Granted>,
+) -> Response {
+    match (&granted.0, state.metrics.public) {
+        (Some(Access::Admin | Access::Scrape), _) | (None, true) => {}
+        (None, false) => return unauthorized("/metrics"),
+        (Some(Access::Viewer(_)), _) => {
+            return error_response(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "a share link shows the live page only; /metrics needs a token",
+            );
+        }
+    }
+    let viewers = super::app::MAX_VIEWERS.saturating_sub(state.viewers.available_permits());
+    let fleet = state.fleet.clone();
+    let options = state.metrics.options;
+    // A hub of hundreds of hosts takes milliseconds to encode: not on the thread every
+    // connection shares.
+    let encoded =
+        tokio::task::spawn_blocking(move || Scrape::of_fleet(&fleet, options, viewers).render())
+            .await;
+    match encoded {
+        Ok(Ok(text)) => {
+            let mut resp = text.into_response();
+            let h = resp.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(metrics::CONTENT_TYPE),
+            );
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            resp
+        }
+        Ok(Err(_)) | Err(_) => {
+            tracing::error!("cannot encode /metrics");
+            error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "metrics_failed",
+                "the metrics could not be encoded; see the server's log",
+            )
+        }
+    }
+}

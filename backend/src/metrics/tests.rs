@@ -1,0 +1,210 @@
+//! The exposition of fixed frames and diagnoses: golden files (regenerate with
+//! `VRAMIO_BLESS=1 cargo test -p vramio --lib metrics`), absent readings, hub labels, hostile
+//! label values.
+
+use super::*;
+use shared::diagnosis::{Projection, ProjectionKind, Verdict};
+use shared::{Mount, MountKind, ServerMsg};
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(name)
+}
+
+/// The protocol's golden frame (3 GPUs, one lost, 3 processes, a mount, a disk) and diagnosis,
+/// with a GPU and a disk projection added.
+fn golden() -> (Frame, Diagnosis) {
+    let read = |name: &str| {
+        let text = std::fs::read_to_string(fixture(name)).expect("fixture");
+        serde_json::from_str::<ServerMsg>(&text).expect("fixture decodes")
+    };
+    let ServerMsg::Frame { frame, .. } = read("protocol/server-frame.json") else {
+        panic!("server-frame.json is a frame");
+    };
+    let ServerMsg::Diagnosis { diagnosis, .. } = read("protocol/server-diagnosis.json") else {
+        panic!("server-diagnosis.json is a diagnosis");
+    };
+    let mut diagnosis = *diagnosis;
+    diagnosis.projections = vec![
+        Projection {
+            subject: "gpu 0".into(),
+            kind: ProjectionKind::TimeToFullGpuMemory,
+            seconds: 754.5,
+            slope_per_s: 1.0e7,
+        },
+        Projection {
+            subject: "/data".into(),
+            kind: ProjectionKind::TimeToFullDisk,
+            seconds: 3000.0,
+            slope_per_s: 2.0e6,
+        },
+    ];
+    (*frame, diagnosis)
+}
+
+fn single() -> Scrape {
+    let (frame, diagnosis) = golden();
+    Scrape {
+        options: Options::default(),
+        hosts: vec![HostData::up("gpu-node-7", frame, Some(diagnosis))],
+        viewers: 2,
+    }
+}
+
+fn hub() -> Scrape {
+    let (frame, diagnosis) = golden();
+    Scrape {
+        options: Options {
+            hub_mode: true,
+            show_users: true,
+        },
+        hosts: vec![
+            HostData::up("gpu-node-7", frame, Some(diagnosis)),
+            HostData::down("gpu-node-8"),
+        ],
+        viewers: 0,
+    }
+}
+
+fn check_golden(name: &str, have: &str) {
+    let path = fixture(&format!("metrics/{name}"));
+    if std::env::var_os("VRAMIO_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(&path, have).expect("write golden");
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        want == have,
+        "{} differs: regenerate with VRAMIO_BLESS=1 cargo test -p vramio --lib metrics\n{have}",
+        path.display()
+    );
+}
+
+/// Lines of `text` that are samples of `family` (with labels or without).
+fn samples<'a>(text: &'a str, family: &str) -> Vec<&'a str> {
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix(family)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+        })
+        .collect()
+}
+
+/// The value of a sample line.
+fn value(line: &str) -> f64 {
+    let v = line.rsplit(' ').next().expect("a value");
+    v.parse()
+        .unwrap_or_else(|_| panic!("`{v}` is not a number: {line}"))
+}
+
+#[test]
+fn a_fixed_frame_and_diagnosis_give_the_golden_exposition() {
+    let text = single().render().expect("encodes");
+    check_golden("single.prom", &text);
+    let hub = hub().render().expect("encodes");
+    check_golden("hub.prom", &hub);
+}
+
+#[test]
+fn every_family_has_help_and_type_and_counters_end_in_total() {
+    let text = hub().render().expect("encodes");
+    let mut families = 0;
+    for line in text.lines().filter(|l| l.starts_with("# TYPE ")) {
+        let mut words = line.split(' ').skip(2);
+        let (name, kind) = (words.next().expect("name"), words.next().expect("type"));
+        assert!(name.starts_with("vramio_"), "{line}");
+        assert!(
+            text.contains(&format!("# HELP {name} ")),
+            "{name} has no HELP"
+        );
+        assert_eq!(kind == "counter", name.ends_with("_total"), "{line}");
+        families += 1;
+    }
+    assert!(families >= 40, "only {families} families");
+}
+
+#[test]
+fn absent_readings_have_no_sample_and_the_verdict_is_one_hot() {
+    let text = single().render().expect("encodes");
+    // GPU 1 is lost: it is known and down, and has no readings (never a 0).
+    assert!(text.contains("vramio_gpu_up{gpu=\"1\""), "{text}");
+    let used = samples(&text, "vramio_gpu_memory_used_bytes");
+    assert_eq!(used.len(), 2, "{used:?}");
+    assert!(used.iter().all(|l| !l.contains("gpu=\"1\"")), "{used:?}");
+    let verdicts = samples(&text, "vramio_verdict");
+    assert_eq!(verdicts.len(), Verdict::ALL.len());
+    let on: Vec<_> = verdicts.iter().filter(|l| value(l) == 1.0).collect();
+    assert_eq!(on, [&"vramio_verdict{verdict=\"no_data\"} 1.0"]);
+    assert!(verdicts.iter().all(|l| value(l) == 1.0 || value(l) == 0.0));
+    assert_eq!(samples(&text, "vramio_severity"), ["vramio_severity 1.0"]);
+    // Without --metrics-users, no user label anywhere.
+    assert!(!text.contains("user="), "{text}");
+    assert!(
+        !text.contains("host="),
+        "single host: no host label\n{text}"
+    );
+}
+
+#[test]
+fn a_hub_labels_every_host_series_and_drops_a_down_host() {
+    let text = hub().render().expect("encodes");
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let global = line.starts_with("vramio_viewers") || line.starts_with("vramio_build_info");
+        assert!(
+            global || line.contains("host=\"gpu-node-7\"") || line.starts_with("vramio_host_up"),
+            "{line}"
+        );
+        assert!(
+            !line.contains("gpu-node-8") || line.starts_with("vramio_host_up"),
+            "a down host has series: {line}"
+        );
+    }
+    assert_eq!(
+        samples(&text, "vramio_host_up"),
+        [
+            "vramio_host_up{host=\"gpu-node-7\"} 1.0",
+            "vramio_host_up{host=\"gpu-node-8\"} 0.0"
+        ]
+    );
+    assert!(
+        text.contains("user=\""),
+        "--metrics-users shows users\n{text}"
+    );
+}
+
+#[test]
+fn hostile_label_values_are_escaped() {
+    let (mut frame, _) = golden();
+    frame.mounts.push(Mount {
+        mount_point: "/mnt/a\"b\\c\nd".into(),
+        device: "x".into(),
+        fs_type: "ext4".into(),
+        kind: MountKind::Local,
+        total_bytes: shared::Bytes(10),
+        used_bytes: shared::Bytes(4),
+        available_bytes: shared::Bytes(6),
+        inodes_total: None,
+        inodes_used: None,
+        read_only: false,
+    });
+    let scrape = Scrape {
+        options: Options::default(),
+        hosts: vec![HostData::up("h", frame, None)],
+        viewers: 0,
+    };
+    let text = scrape.render().expect("encodes");
+    assert!(
+        text.contains(
+            r#"vramio_mount_size_bytes{mountpoint="/mnt/a\"b\\c\nd",device="x",fstype="ext4"} 10"#
+        ),
+        "{text}"
+    );
+    // Every sample is one line: a newline in a value cannot start a new one.
+    assert!(
+        text.lines()
+            .all(|l| l.starts_with("# ") || l.starts_with("vramio_")),
+        "{text}"
+    );
+}
