@@ -3,14 +3,23 @@
 //! metrics vramio exports; the dashboard's variables, filters and datasources are wired. promtool
 //! is required: without it these tests fail (they never skip).
 
+#[path = "common/fake_nvml.rs"]
+mod fake_nvml;
+#[path = "common/prom_kit.rs"]
+mod prom_kit;
 #[path = "common/promql_names.rs"]
 mod promql_names;
+#[path = "common/vramio_bin.rs"]
+mod vramio_bin;
 
 use promql_names::{Selector, metric_names, selectors};
 use serde_json::Value;
 use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
+use vramio_bin::{Server, TempDir};
 
 const INSTALL: &str = "promtool is not on PATH: apt-get install --no-install-recommends prometheus";
 
@@ -20,28 +29,41 @@ const TOKEN_PATH: &str = "/etc/prometheus/vramio.token";
 /// Series Prometheus makes itself that the rules may use.
 const PROMETHEUS_OWN: &[&str] = &["up"];
 
-/// Every metric name vramio's `/metrics` shows (DESIGN section 11 and issue 9).
+/// Every metric name vramio's `/metrics` shows, from a live scrape of a `vramio serve` in hub
+/// mode (it samples this host and watches a peer that is down, so `vramio_host_up` is there too).
+/// Every family is declared in every scrape, with or without samples.
 fn exported_names() -> BTreeSet<String> {
-    // INTEGRATOR: replaced by a live scrape
-    "\
-        vramio_gpu_info vramio_gpu_up vramio_gpu_memory_total_bytes vramio_gpu_memory_used_bytes \
-        vramio_gpu_memory_free_bytes vramio_gpu_memory_reserved_bytes \
-        vramio_gpu_utilization_ratio vramio_gpu_memory_utilization_ratio \
-        vramio_gpu_temperature_celsius vramio_gpu_power_watts vramio_gpu_power_limit_watts \
-        vramio_gpu_process_memory_used_bytes vramio_mount_size_bytes vramio_mount_avail_bytes \
-        vramio_mount_used_bytes vramio_mount_inodes_total vramio_mount_inodes_free \
-        vramio_block_read_bytes_total vramio_block_written_bytes_total \
-        vramio_block_reads_completed_total vramio_block_writes_completed_total \
-        vramio_block_io_time_seconds_total vramio_block_io_time_weighted_seconds_total \
-        vramio_memory_total_bytes vramio_memory_available_bytes vramio_memory_page_cache_bytes \
-        vramio_cpu_busy_ratio vramio_cpu_iowait_ratio vramio_pressure_io_waiting_seconds_total \
-        vramio_pressure_memory_waiting_seconds_total vramio_verdict vramio_severity \
-        vramio_finding vramio_gpu_time_to_oom_seconds vramio_mount_time_to_full_seconds \
-        vramio_sampler_seconds vramio_collector_errors vramio_last_frame_timestamp_seconds \
-        vramio_viewers vramio_build_info vramio_host_up"
-        .split_whitespace()
-        .map(String::from)
-        .collect()
+    static NAMES: OnceLock<BTreeSet<String>> = OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            let dir = TempDir::new("deploy-names");
+            let script = dir.join("gpu.json");
+            std::fs::write(&script, vramio_bin::one_gpu_script(std::process::id()))
+                .expect("script");
+            let token = dir.join("peer.token");
+            std::fs::write(&token, "0123456789abcdef0123456789abcdef").expect("token");
+            std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600))
+                .expect("chmod");
+            let dead = format!("ws://127.0.0.1:{}", prom_kit::free_port());
+            let s = Server::start(
+                &dir.join("state"),
+                &script,
+                &[
+                    "--port",
+                    "0",
+                    "--peer-token-file",
+                    &token.to_string_lossy(),
+                    "--peer",
+                    &dead,
+                ],
+            );
+            let got = prom_kit::get(s.authority(), "/metrics", Some(s.token()));
+            assert_eq!(got.status, 200, "{}", got.body);
+            let names = prom_kit::type_names(&got.body);
+            assert!(names.contains("vramio_host_up"), "{}", got.body);
+            names
+        })
+        .clone()
 }
 
 fn deploy(file: &str) -> PathBuf {
