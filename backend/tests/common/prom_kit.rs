@@ -235,13 +235,21 @@ impl Prometheus {
         std::fs::read_to_string(self.dir.join("prometheus.log")).unwrap_or_default()
     }
 
-    /// An instant query: `(labels, value)` per series.
+    /// An instant query now: `(labels, value)` per series.
     pub fn query(&self, expr: &str) -> Vec<(BTreeMap<String, String>, f64)> {
-        let got = get(
-            &self.authority,
-            &format!("/api/v1/query?query={}", encode(expr)),
-            None,
-        );
+        self.run_query(&format!("/api/v1/query?query={}", encode(expr)), expr)
+    }
+
+    /// An instant query at Unix time `at`.
+    pub fn query_at(&self, expr: &str, at: f64) -> Vec<(BTreeMap<String, String>, f64)> {
+        self.run_query(
+            &format!("/api/v1/query?query={}&time={at:.3}", encode(expr)),
+            expr,
+        )
+    }
+
+    fn run_query(&self, path: &str, expr: &str) -> Vec<(BTreeMap<String, String>, f64)> {
+        let got = get(&self.authority, path, None);
         let v: serde_json::Value = serde_json::from_str(&got.body)
             .unwrap_or_else(|e| panic!("query {expr}: {e}: {}", got.body));
         assert_eq!(v["status"], "success", "query {expr}: {v}");
