@@ -12,7 +12,9 @@
 //!   the [`hub::fleet`] of every host served with its overview summaries;
 //! - [`http`]: what a browser or script meets: the routes ([`http::app`]), auth and same-origin
 //!   checks, share links, the WebSocket sessions (one host or many), the listeners and the
-//!   embedded page (later `/metrics`);
+//!   embedded page, and `/metrics`;
+//! - [`metrics`]: beside `http`, the Prometheus exposition of what the hubs hold (the latest
+//!   frame and diagnosis of every host), computed at scrape time;
 //! - [`access`]: who may see what: the state directory, the admin token, share links and the
 //!   server file the CLI finds a running server by (its HTTP side is `http::auth`);
 //! - [`cli`]: the commands a person runs (`serve`, `hub`, `stream`, `check`, `record`, `url`,

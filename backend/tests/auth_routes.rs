@@ -249,6 +249,13 @@ async fn every_route_under_every_credential() {
             body: None,
             want: [401, 401, 303, 200, 200, 403, 401, 401],
         },
+        // A share link shows the page, not the metrics.
+        Row {
+            method: Method::GET,
+            path: "/metrics",
+            body: None,
+            want: [401, 401, 303, 200, 200, 403, 401, 401],
+        },
         Row {
             method: Method::POST,
             path: "/api/shares",

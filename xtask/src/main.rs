@@ -272,8 +272,8 @@ fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
 }
 
 /// The browser tests drive Debian's chromium through chromedriver, the check tests loop-mount
-/// an ext4, and the SSH peer tests run OpenSSH: install what is missing with apt-get when running
-/// as root on Debian, else say how.
+/// an ext4, the SSH peer tests run OpenSSH, the /metrics tests promtool and Prometheus: install
+/// what is missing with apt-get when running as root on Debian, else say how.
 fn check_browser() -> Result<()> {
     let has = |tool: &str, arg: &str| {
         Command::new(tool)
@@ -298,6 +298,10 @@ fn check_browser() -> Result<()> {
     }
     if !has("ssh", "-V") || !std::path::Path::new("/usr/bin/ssh-keygen").is_file() {
         missing.push("openssh-client");
+    }
+    // The /metrics tests run promtool and a real Prometheus server on loopback.
+    if !has("promtool", "--version") || !has("prometheus", "--version") {
+        missing.push("prometheus");
     }
     if missing.is_empty() {
         return Ok(());
