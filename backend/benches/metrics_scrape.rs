@@ -107,7 +107,7 @@ fn bench(c: &mut Criterion) {
     let typed = Scrape {
         options: Options::default(),
         hosts: vec![HostData::up("node", frame, Some(diagnosis))],
-        viewers: 1,
+        viewers: Some(1),
     };
     let size = typed.clone().render().expect("render").len();
     println!("one host: {size} bytes of exposition");

@@ -11,6 +11,7 @@
 //! are up, and every host's series carry a `host` label.
 
 mod families;
+mod merge;
 mod verdict;
 
 use crate::hub::fleet::Fleet;
@@ -72,9 +73,16 @@ impl HostData {
 pub struct Scrape {
     pub options: Options,
     pub hosts: Vec<HostData>,
-    /// WebSocket viewers connected to this server now.
-    pub viewers: usize,
+    /// WebSocket viewers connected to this server now; `None` leaves the server's own families
+    /// (`vramio_viewers`, `vramio_build_info`) without samples, as in a part of a larger scrape.
+    pub viewers: Option<usize>,
 }
+
+/// From this many hosts on, a scrape renders each host alone, spread over the cores, and merges
+/// the families: a host's frame stays in cache while all its families are written.
+const PARALLEL_FROM: usize = 16;
+/// At most this many threads render one scrape.
+const MAX_THREADS: usize = 8;
 
 impl Scrape {
     /// What `fleet`'s hubs hold now: a host's frame and diagnosis only while it is up.
@@ -97,12 +105,58 @@ impl Scrape {
         Scrape {
             options,
             hosts,
-            viewers,
+            viewers: Some(viewers),
         }
     }
 
-    /// The exposition, in the text format of [`CONTENT_TYPE`].
+    /// The exposition, in the text format of [`CONTENT_TYPE`]. Many hosts are rendered one by
+    /// one in parallel and merged family by family, which gives the same bytes as
+    /// [`Scrape::render_whole`].
     pub fn render(self) -> Result<String, std::fmt::Error> {
+        if self.hosts.len() < PARALLEL_FROM {
+            return self.render_whole();
+        }
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .clamp(1, MAX_THREADS);
+        let per_thread = self.hosts.len().div_ceil(threads);
+        let options = self.options;
+        let alone = |h: &HostData| {
+            Scrape {
+                options,
+                hosts: vec![h.clone()],
+                viewers: None,
+            }
+            .render_whole()
+        };
+        let rendered: Vec<Result<Vec<String>, std::fmt::Error>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = self
+                .hosts
+                .chunks(per_thread)
+                .map(|chunk| scope.spawn(move || chunk.iter().map(alone).collect()))
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap_or(Err(std::fmt::Error)))
+                .collect()
+        });
+        let mut parts = Vec::with_capacity(self.hosts.len() + 1);
+        for texts in rendered {
+            parts.extend(texts?);
+        }
+        parts.push(
+            Scrape {
+                options,
+                hosts: Vec::new(),
+                viewers: self.viewers,
+            }
+            .render_whole()?,
+        );
+        merge::families(&parts)
+    }
+
+    /// The exposition, every family over every host in turn.
+    pub fn render_whole(self) -> Result<String, std::fmt::Error> {
         let mut registry = Registry::default();
         registry.register_collector(Box::new(self));
         let mut out = String::with_capacity(32 * 1024);

@@ -49,7 +49,7 @@ fn single() -> Scrape {
     Scrape {
         options: Options::default(),
         hosts: vec![HostData::up("gpu-node-7", frame, Some(diagnosis))],
-        viewers: 2,
+        viewers: Some(2),
     }
 }
 
@@ -64,7 +64,7 @@ fn hub() -> Scrape {
             HostData::up("gpu-node-7", frame, Some(diagnosis)),
             HostData::down("gpu-node-8"),
         ],
-        viewers: 0,
+        viewers: Some(0),
     }
 }
 
@@ -192,7 +192,7 @@ fn hostile_label_values_are_escaped() {
     let scrape = Scrape {
         options: Options::default(),
         hosts: vec![HostData::up("h", frame, None)],
-        viewers: 0,
+        viewers: Some(0),
     };
     let text = scrape.render().expect("encodes");
     assert!(
@@ -207,4 +207,33 @@ fn hostile_label_values_are_escaped() {
             .all(|l| l.starts_with("# ") || l.starts_with("vramio_")),
         "{text}"
     );
+}
+
+#[test]
+fn many_hosts_rendered_in_parallel_give_the_same_bytes_as_one_pass() {
+    let (frame, diagnosis) = golden();
+    let hosts: Vec<HostData> = (0..40)
+        .map(|i| {
+            if i % 7 == 3 {
+                HostData::down(format!("node-{i:02}"))
+            } else {
+                let mut f = frame.clone();
+                f.t_ms += i;
+                HostData::up(format!("node-{i:02}"), f, Some(diagnosis.clone()))
+            }
+        })
+        .collect();
+    let scrape = Scrape {
+        options: Options {
+            hub_mode: true,
+            show_users: false,
+        },
+        hosts,
+        viewers: Some(3),
+    };
+    let whole = scrape.clone().render_whole().expect("one pass");
+    let parallel = scrape.render().expect("in parallel");
+    assert!(parallel == whole, "the merged exposition differs");
+    assert_eq!(samples(&parallel, "vramio_viewers"), ["vramio_viewers 3.0"]);
+    assert_eq!(samples(&parallel, "vramio_host_up").len(), 40);
 }

@@ -127,18 +127,22 @@ fn self_families(s: &Scrape, out: &mut Out) -> fmt::Result {
         s.up_hosts()
             .map(|(h, f)| (s.base(h), f.t_ms as f64 / 1000.0)),
     )?;
+    // The server's own, once per scrape: a part that renders hosts only leaves them out.
+    let globals = s.viewers.map(|v| v as f64);
     out.gauge(
         "vramio_viewers",
         "WebSocket viewers connected to this server now.",
-        [(Labels::new(), s.viewers as f64)],
+        globals.map(|v| (Labels::new(), v)),
     )?;
     out.gauge(
         "vramio_build_info",
         "The vramio version serving these metrics (1).",
-        [(
-            vec![("version", Cow::Borrowed(env!("CARGO_PKG_VERSION")))],
-            1.0,
-        )],
+        globals.map(|_| {
+            (
+                vec![("version", Cow::Borrowed(env!("CARGO_PKG_VERSION")))],
+                1.0,
+            )
+        }),
     )?;
     if s.options.hub_mode {
         out.gauge(
