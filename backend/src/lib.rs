@@ -19,8 +19,9 @@
 //!   server file the CLI finds a running server by (its HTTP side is `http::auth`);
 //! - [`cli`]: the commands a person runs (`serve`, `hub`, `stream`, `check`, `record`, `url`,
 //!   `share`) and their flags;
-//! - [`ndjson`]: the recording file format that `record` writes and `check --from` reads (later
-//!   beside an `ingest/` stage for imports).
+//! - [`ingest`]: beside `collect` for replay and imports: importers of users' logs
+//!   (`nvidia-smi`, `iostat`, `df`) into samples;
+//! - [`ndjson`]: the recording file format that `record` writes and `check --from` reads.
 //!
 //! `main.rs` only parses flags, sets up logging and hands over to [`cli`].
 
@@ -29,6 +30,7 @@ pub mod cli;
 pub mod collect;
 pub mod http;
 pub mod hub;
+pub mod ingest;
 pub mod metrics;
 pub mod ndjson;
 pub mod peers;

@@ -1,0 +1,132 @@
+//! Reading a log line by line with bounded memory: lossy UTF-8, `\r\n` or `\n`, and lines
+//! longer than [`MAX_LINE_BYTES`] skipped with a note rather than held (a 10 MB line of garbage,
+//! a binary file).
+
+use super::model::{Emit, Importer, Note};
+use std::io::BufRead;
+
+/// Longest line an importer sees; no log format vramio reads has lines near this.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// Feeds every line of `input` to `importer`, calling `drain` after each line so the caller can
+/// take the samples out as they come. Returns the number of lines read.
+pub fn feed(
+    input: &mut dyn BufRead,
+    importer: &mut dyn Importer,
+    out: &mut Emit,
+    drain: &mut dyn FnMut(&mut Emit),
+) -> std::io::Result<usize> {
+    let mut buf: Vec<u8> = Vec::with_capacity(4096);
+    let mut no = 0usize;
+    loop {
+        buf.clear();
+        let (complete, too_long) = read_bounded(input, &mut buf)?;
+        if buf.is_empty() && !complete && !too_long {
+            break;
+        }
+        no += 1;
+        if too_long {
+            out.notes.push(Note::at(
+                no,
+                format!("a line longer than {MAX_LINE_BYTES} bytes, skipped"),
+            ));
+        } else {
+            while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                buf.pop();
+            }
+            let text = String::from_utf8_lossy(&buf);
+            importer.line(no, &text, out);
+        }
+        drain(out);
+        if !complete {
+            break;
+        }
+    }
+    importer.finish(out);
+    drain(out);
+    Ok(no)
+}
+
+/// Reads up to and including the next `\n` into `buf`, keeping at most `MAX_LINE_BYTES`.
+/// Returns (ended with a newline, was too long).
+fn read_bounded(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<(bool, bool)> {
+    let mut too_long = false;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok((false, too_long));
+        }
+        let (take, found) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if !too_long {
+            if buf.len() + take > MAX_LINE_BYTES {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(&chunk[..take]);
+            }
+        }
+        input.consume(take);
+        if found {
+            return Ok((true, too_long));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Lines(Vec<(usize, String)>);
+    impl Importer for Lines {
+        fn line(&mut self, no: usize, line: &str, _: &mut Emit) {
+            self.0.push((no, line.to_owned()));
+        }
+        fn finish(&mut self, _: &mut Emit) {}
+    }
+
+    fn run(input: &[u8]) -> (Vec<(usize, String)>, Vec<Note>) {
+        let mut lines = Lines::default();
+        let mut out = Emit::default();
+        let mut notes = Vec::new();
+        feed(&mut &input[..], &mut lines, &mut out, &mut |e| {
+            notes.append(&mut e.notes)
+        })
+        .expect("reads");
+        (lines.0, notes)
+    }
+
+    #[test]
+    fn endings_a_cut_last_line_and_bad_utf8() {
+        let (lines, notes) = run(b"a\r\nb\n\xff\xfec\nlast");
+        assert_eq!(
+            lines,
+            [
+                (1, "a".to_owned()),
+                (2, "b".to_owned()),
+                (3, "\u{fffd}\u{fffd}c".to_owned()),
+                (4, "last".to_owned())
+            ]
+        );
+        assert!(notes.is_empty());
+        assert!(run(b"").0.is_empty());
+    }
+
+    #[test]
+    fn a_huge_line_is_skipped_and_named() {
+        let mut input = b"first\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 10 << 20));
+        input.extend_from_slice(b"\nthird\n");
+        let (lines, notes) = run(&input);
+        assert_eq!(lines, [(1, "first".to_owned()), (3, "third".to_owned())]);
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].line, Some(2));
+    }
+}
