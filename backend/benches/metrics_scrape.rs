@@ -152,6 +152,24 @@ fn bench(c: &mut Criterion) {
                 BatchSize::PerIteration,
             )
         });
+        group.bench_function("decode only", |b| {
+            b.iter_batched(
+                || {
+                    for hub in fleet.hubs() {
+                        hub.publish(last.clone()).expect("publish");
+                    }
+                },
+                |()| black_box(Scrape::of_fleet(&fleet, options, 1)),
+                BatchSize::PerIteration,
+            )
+        });
+        let decoded = Scrape::of_fleet(&fleet, options, 1);
+        group.bench_function("encode only", |b| {
+            b.iter(|| black_box(decoded.clone().render().expect("render")))
+        });
+        group.bench_function("encode only, one pass", |b| {
+            b.iter(|| black_box(decoded.clone().render_whole().expect("render")))
+        });
         group.finish();
     }
 }

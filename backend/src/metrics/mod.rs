@@ -87,21 +87,40 @@ const MAX_THREADS: usize = 8;
 impl Scrape {
     /// What `fleet`'s hubs hold now: a host's frame and diagnosis only while it is up.
     pub fn of_fleet(fleet: &Fleet, options: Options, viewers: usize) -> Scrape {
-        let hosts = fleet
-            .hubs()
-            .iter()
-            .map(|hub| {
-                let (state, _, _) = hub.host_status();
-                match hub.latest_frame().filter(|_| state == HostState::Up) {
-                    Some(frame) => HostData {
-                        name: hub.host().to_owned(),
-                        frame: Some(frame),
-                        diagnosis: hub.latest_diagnosis().map(|d| d.diagnosis().clone()),
-                    },
-                    None => HostData::down(hub.host()),
-                }
+        let host = |hub: &crate::hub::Hub| {
+            let (state, _, _) = hub.host_status();
+            match hub.latest_frame().filter(|_| state == HostState::Up) {
+                Some(frame) => HostData {
+                    name: hub.host().to_owned(),
+                    frame: Some(frame),
+                    diagnosis: hub.latest_diagnosis().map(|d| d.diagnosis().clone()),
+                },
+                None => HostData::down(hub.host()),
+            }
+        };
+        // Decoding each host's newest frame is most of a large hub's scrape: on every core too.
+        let hosts = if fleet.len() < PARALLEL_FROM {
+            fleet.hubs().iter().map(host).collect()
+        } else {
+            let per_thread = fleet.len().div_ceil(threads());
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = fleet
+                    .hubs()
+                    .chunks(per_thread)
+                    .map(|chunk| scope.spawn(move || chunk.iter().map(host).collect::<Vec<_>>()))
+                    .collect();
+                workers
+                    .into_iter()
+                    .zip(fleet.hubs().chunks(per_thread))
+                    .flat_map(|(w, chunk)| {
+                        // A worker that panicked leaves its hosts down rather than the scrape.
+                        w.join().unwrap_or_else(|_| {
+                            chunk.iter().map(|h| HostData::down(h.host())).collect()
+                        })
+                    })
+                    .collect()
             })
-            .collect();
+        };
         Scrape {
             options,
             hosts,
@@ -116,10 +135,7 @@ impl Scrape {
         if self.hosts.len() < PARALLEL_FROM {
             return self.render_whole();
         }
-        let threads = std::thread::available_parallelism()
-            .map_or(1, std::num::NonZeroUsize::get)
-            .clamp(1, MAX_THREADS);
-        let per_thread = self.hosts.len().div_ceil(threads);
+        let per_thread = self.hosts.len().div_ceil(threads());
         let options = self.options;
         let alone = |h: &HostData| {
             Scrape {
@@ -170,6 +186,13 @@ impl Scrape {
             .iter()
             .filter_map(|h| h.frame.as_deref().map(|f| (h, f)))
     }
+}
+
+/// Threads a large scrape uses.
+fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, MAX_THREADS)
 }
 
 impl Collector for Scrape {
