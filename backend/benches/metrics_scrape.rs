@@ -25,7 +25,7 @@ fn big_frame(t_ms: u64) -> Frame {
         .map(|i| {
             let mut g = gpu.clone();
             g.index = i;
-            g.uuid = format!("GPU-{i:08}-0000-0000-0000-000000000000");
+            g.uuid = Some(format!("GPU-{i:08}-0000-0000-0000-000000000000"));
             g.processes = Some(
                 (0..8)
                     .map(|p| GpuProcess {

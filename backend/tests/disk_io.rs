@@ -231,7 +231,8 @@ fn integrated_write_rate_matches_the_kernel_counters() {
         "the first sample has no rate"
     );
     let last = device(&samples[samples.len() - 1].1, &disk);
-    let counted = last.write_bytes_total.0 - first.write_bytes_total.0;
+    let counted =
+        last.write_bytes_total.map_or(0, |b| b.0) - first.write_bytes_total.map_or(0, |b| b.0);
 
     let mut integrated = 0.0;
     for pair in samples.windows(2) {

@@ -82,7 +82,10 @@ fn slow_nvml_does_not_delay_the_disk_part_of_frames() {
     // Eventually the slow reading lands, and the frames after it carry the GPU.
     let at = fresh_at.expect("the GPU reading arrives within 12 s");
     let with_gpu = &frames[at];
-    assert_eq!(with_gpu.gpus[0].name, "NVIDIA H100 80GB HBM3");
+    assert_eq!(
+        with_gpu.gpus[0].name.as_deref(),
+        Some("NVIDIA H100 80GB HBM3")
+    );
     let gpu_cost = with_gpu
         .cost
         .iter()
@@ -92,7 +95,7 @@ fn slow_nvml_does_not_delay_the_disk_part_of_frames() {
     // readings as new ones.
     let next = &frames[at + 1];
     assert_eq!(next.gpus.len(), 1);
-    assert_eq!(next.gpus[0].uuid, "GPU-5");
+    assert_eq!(next.gpus[0].uuid.as_deref(), Some("GPU-5"));
     assert!(
         next.gpus[0].memory.is_none(),
         "old readings are not re-stamped"
@@ -139,7 +142,7 @@ fn a_frame_from_this_host_has_disks_memory_and_costs() {
     );
     assert!(disk.read_bytes_per_sec.is_some(), "a rate from two samples");
     let sys = second.system.as_ref().expect("host stats");
-    assert!(sys.mem_total_bytes.0 > 0 && sys.cpu_pct.is_some());
+    assert!(sys.mem_total_bytes.is_some_and(|b| b.0 > 0) && sys.cpu_pct.is_some());
     for source in [
         Source::Gpu,
         Source::Mounts,

@@ -342,8 +342,8 @@ mod tests {
         let mut f = frame("a", 1, 1);
         f.gpus.push(Gpu {
             index: 0,
-            uuid: "GPU-0".into(),
-            name: "H100".into(),
+            uuid: Some("GPU-0".into()),
+            name: Some("H100".into()),
             state: GpuState::Ok,
             memory: Some(GpuMemory {
                 total_bytes: Bytes(1000),
@@ -364,8 +364,8 @@ mod tests {
             name: "vda".into(),
             rotational: None,
             partitions: vec![],
-            read_bytes_total: Bytes(0),
-            write_bytes_total: Bytes(0),
+            read_bytes_total: Some(Bytes(0)),
+            write_bytes_total: Some(Bytes(0)),
             read_bytes_per_sec: Some(BytesPerSec(2.0 * 1024.0 * 1024.0)),
             write_bytes_per_sec: None,
             read_iops: None,

@@ -55,8 +55,10 @@ pub enum NvmlStatus {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Gpu {
     pub index: u32,
-    pub uuid: String,
-    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub state: GpuState,
     /// `None` when the reading failed (e.g. the GPU is lost).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -177,17 +179,24 @@ pub struct Mount {
     pub mount_point: String,
     /// Mount source (`/dev/nvme0n1p2`, `server:/export`, `tmpfs`).
     pub device: String,
-    pub fs_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_type: Option<String>,
     pub kind: MountKind,
-    pub total_bytes: Bytes,
-    pub used_bytes: Bytes,
+    /// Size, used and available space: absent only in an imported log without them (`df -i`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_bytes: Option<Bytes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_bytes: Option<Bytes>,
     /// Available to unprivileged users (`f_bavail`), which is what a training job sees.
-    pub available_bytes: Bytes,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_bytes: Option<Bytes>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inodes_total: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inodes_used: Option<u64>,
-    pub read_only: bool,
+    /// Absent where the source does not say (an imported `df`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
 }
 
 /// What kind of storage backs a mount.
@@ -215,10 +224,13 @@ pub struct BlockDevice {
     /// Partitions of this disk present in /proc/diskstats (counted in the disk's own figures).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partitions: Vec<String>,
-    /// Cumulative bytes read since boot (sectors x 512).
-    pub read_bytes_total: Bytes,
+    /// Cumulative bytes read since boot (sectors x 512); absent in an imported `iostat` log,
+    /// which has only rates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes_total: Option<Bytes>,
     /// Cumulative bytes written since boot (sectors x 512).
-    pub write_bytes_total: Bytes,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes_total: Option<Bytes>,
     /// Rates below need two samples: absent on the first frame.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_bytes_per_sec: Option<BytesPerSec>,
@@ -264,23 +276,32 @@ pub struct BlockCounters {
 /// Host CPU and memory.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SystemStats {
-    pub cpu_count: u32,
+    /// Absent in an imported log that does not say (an `iostat` log without its header).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_count: Option<u32>,
     /// Busy share of all CPUs over the interval (everything but idle and iowait).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pct: Option<Percent>,
     /// Share of CPU time idle while I/O was outstanding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iowait_pct: Option<Percent>,
-    pub mem_total_bytes: Bytes,
+    /// Memory figures: absent in an imported log without them (`iostat` has only CPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_total_bytes: Option<Bytes>,
     /// `MemAvailable`: what can be allocated without swapping.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mem_available_bytes: Option<Bytes>,
     /// `Cached` (page cache) from /proc/meminfo.
-    pub page_cache_bytes: Bytes,
-    pub dirty_bytes: Bytes,
-    pub writeback_bytes: Bytes,
-    pub swap_total_bytes: Bytes,
-    pub swap_used_bytes: Bytes,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_cache_bytes: Option<Bytes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_bytes: Option<Bytes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writeback_bytes: Option<Bytes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_total_bytes: Option<Bytes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_used_bytes: Option<Bytes>,
     /// Pressure stall information for I/O; absent when the kernel has no PSI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub psi_io: Option<Psi>,
@@ -374,7 +395,7 @@ impl Frame {
 impl Gpu {
     /// A GPU known by its identity whose readings this tick are all missing (lost, or its
     /// source did not answer).
-    pub fn unread(index: u32, uuid: String, name: String, state: GpuState) -> Self {
+    pub fn unread(index: u32, uuid: Option<String>, name: Option<String>, state: GpuState) -> Self {
         Gpu {
             index,
             uuid,
@@ -402,9 +423,8 @@ impl GpuMemory {
 impl Mount {
     /// Used share as `df` shows it: used / (used + available to non-root).
     pub fn used_pct(&self) -> Option<Percent> {
-        self.used_bytes.percent_of(Bytes(
-            self.used_bytes.0.saturating_add(self.available_bytes.0),
-        ))
+        let (used, avail) = (self.used_bytes?, self.available_bytes?);
+        used.percent_of(Bytes(used.0.saturating_add(avail.0)))
     }
     pub fn inodes_used_pct(&self) -> Option<Percent> {
         match (self.inodes_used, self.inodes_total) {

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped on any breaking change of the messages or of [`Frame`].
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Largest client message the server reads; larger ones close the socket with 1009.
 pub const MAX_CLIENT_MESSAGE_BYTES: usize = 4096;

@@ -8,8 +8,8 @@
 //! with `VRAMIO_BLESS=1 cargo test -p shared --test hostile`.
 
 use serde_json::{Map, Value};
-use shared::Frame;
 use shared::diagnosis::{Diagnosis, Thresholds, diagnose};
+use shared::{Bytes, Frame};
 use std::path::PathBuf;
 
 fn fixtures() -> PathBuf {
@@ -213,7 +213,7 @@ fn series_rising_to_the_extremes_are_diagnosed() {
                 f.interval_ms = 1000;
                 if let Some(m) = f.mounts.first_mut() {
                     // Free space falls as used space climbs, as on a filling disk.
-                    m.available_bytes.0 = u64::MAX - m.used_bytes.0;
+                    m.available_bytes = Some(Bytes(u64::MAX - m.used_bytes.map_or(0, |b| b.0)));
                 }
                 f
             })

@@ -39,7 +39,7 @@ pub fn frame_template() -> shared::Frame {
         .map(|i| {
             let mut g = gpu.clone();
             g.index = i;
-            g.uuid = format!("GPU-{i:08}-0000-0000-0000-000000000000");
+            g.uuid = Some(format!("GPU-{i:08}-0000-0000-0000-000000000000"));
             g
         })
         .collect();

@@ -101,7 +101,8 @@ pub(super) fn encode(s: &Scrape, out: &mut Out) -> fmt::Result {
 }
 
 fn gpu_families<'s>(s: &'s Scrape, out: &mut Out) -> fmt::Result {
-    let gl = |h: &'s HostData, g: &'s Gpu| s.gpu_labels(h, g.index, &g.uuid);
+    let gl =
+        |h: &'s HostData, g: &'s Gpu| s.gpu_labels(h, g.index, g.uuid.as_deref().unwrap_or(""));
     out.gauge(
         "vramio_gpu_info",
         "A GPU NVML reports (1), with its name and the driver version.",
@@ -111,7 +112,7 @@ fn gpu_families<'s>(s: &'s Scrape, out: &mut Out) -> fmt::Result {
                 _ => "",
             };
             let mut labels = gl(h, g);
-            labels.push(("name", Cow::Borrowed(g.name.as_str())));
+            labels.push(("name", Cow::Borrowed(g.name.as_deref().unwrap_or(""))));
             labels.push(("driver", Cow::Borrowed(driver)));
             (labels, 1.0)
         }),
@@ -209,7 +210,7 @@ fn storage_families(s: &Scrape, out: &mut Out) -> fmt::Result {
                 let mut labels = s.base(h);
                 labels.push(("mountpoint", Cow::Borrowed(m.mount_point.as_str())));
                 labels.push(("device", Cow::Borrowed(m.device.as_str())));
-                labels.push(("fstype", Cow::Borrowed(m.fs_type.as_str())));
+                labels.push(("fstype", Cow::Borrowed(m.fs_type.as_deref().unwrap_or(""))));
                 (labels, m)
             })
         })
@@ -217,17 +218,17 @@ fn storage_families(s: &Scrape, out: &mut Out) -> fmt::Result {
     out.gauge(
         "vramio_mount_size_bytes",
         "Filesystem size (statvfs f_blocks x f_frsize).",
-        mounts().map(|(l, m)| (l, f(m.total_bytes.0))),
+        mounts().filter_map(|(l, m)| Some((l, f(m.total_bytes?.0)))),
     )?;
     out.gauge(
         "vramio_mount_avail_bytes",
         "Filesystem space available to unprivileged users (f_bavail), what a job can still write.",
-        mounts().map(|(l, m)| (l, f(m.available_bytes.0))),
+        mounts().filter_map(|(l, m)| Some((l, f(m.available_bytes?.0)))),
     )?;
     out.gauge(
         "vramio_mount_used_bytes",
         "Filesystem space used (size minus free).",
-        mounts().map(|(l, m)| (l, f(m.used_bytes.0))),
+        mounts().filter_map(|(l, m)| Some((l, f(m.used_bytes?.0)))),
     )?;
     out.gauge(
         "vramio_mount_inodes",
@@ -252,12 +253,12 @@ fn storage_families(s: &Scrape, out: &mut Out) -> fmt::Result {
     out.counter(
         "vramio_block_read_bytes",
         "Bytes read from the disk since boot (/proc/diskstats sectors read x 512).",
-        devices().map(|(l, d)| (l, d.read_bytes_total.0)),
+        devices().filter_map(|(l, d)| Some((l, d.read_bytes_total?.0))),
     )?;
     out.counter(
         "vramio_block_written_bytes",
         "Bytes written to the disk since boot (/proc/diskstats sectors written x 512).",
-        devices().map(|(l, d)| (l, d.write_bytes_total.0)),
+        devices().filter_map(|(l, d)| Some((l, d.write_bytes_total?.0))),
     )?;
     out.counter(
         "vramio_block_reads_completed",
@@ -290,7 +291,7 @@ fn host_families(s: &Scrape, out: &mut Out) -> fmt::Result {
     out.gauge(
         "vramio_memory_total_bytes",
         "Host memory in all (MemTotal).",
-        system().map(|(l, m)| (l, f(m.mem_total_bytes.0))),
+        system().filter_map(|(l, m)| Some((l, f(m.mem_total_bytes?.0)))),
     )?;
     out.gauge(
         "vramio_memory_available_bytes",
@@ -300,7 +301,7 @@ fn host_families(s: &Scrape, out: &mut Out) -> fmt::Result {
     out.gauge(
         "vramio_memory_page_cache_bytes",
         "Host page cache (Cached in /proc/meminfo).",
-        system().map(|(l, m)| (l, f(m.page_cache_bytes.0))),
+        system().filter_map(|(l, m)| Some((l, f(m.page_cache_bytes?.0)))),
     )?;
     out.gauge(
         "vramio_cpu_busy_ratio",

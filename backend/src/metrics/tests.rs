@@ -180,14 +180,14 @@ fn hostile_label_values_are_escaped() {
     frame.mounts.push(Mount {
         mount_point: "/mnt/a\"b\\c\nd".into(),
         device: "x".into(),
-        fs_type: "ext4".into(),
+        fs_type: Some("ext4".into()),
         kind: MountKind::Local,
-        total_bytes: shared::Bytes(10),
-        used_bytes: shared::Bytes(4),
-        available_bytes: shared::Bytes(6),
+        total_bytes: Some(shared::Bytes(10)),
+        used_bytes: Some(shared::Bytes(4)),
+        available_bytes: Some(shared::Bytes(6)),
         inodes_total: None,
         inodes_used: None,
-        read_only: false,
+        read_only: Some(false),
     });
     let scrape = Scrape {
         options: Options::default(),

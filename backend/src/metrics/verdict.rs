@@ -76,7 +76,8 @@ fn diagnosis_families(s: &Scrape, out: &mut Out) -> fmt::Result {
                         .gpus
                         .iter()
                         .find(|g| g.index == index)
-                        .map_or("", |g| g.uuid.as_str());
+                        .and_then(|g| g.uuid.as_deref())
+                        .unwrap_or("");
                     Some((s.gpu_labels(h, index, uuid), p.seconds))
                 })
         }),

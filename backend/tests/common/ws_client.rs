@@ -52,14 +52,14 @@ pub fn big_frame(t: u64, kib: usize) -> Frame {
         f.mounts.push(Mount {
             mount_point: format!("/data/volume-{i:0>160}"),
             device: "/dev/nvme0n1p1".into(),
-            fs_type: "ext4".into(),
+            fs_type: Some("ext4".into()),
             kind: MountKind::LocalNvme,
-            total_bytes: shared::Bytes(1 << 40),
-            used_bytes: shared::Bytes(1 << 39),
-            available_bytes: shared::Bytes(1 << 39),
+            total_bytes: Some(shared::Bytes(1 << 40)),
+            used_bytes: Some(shared::Bytes(1 << 39)),
+            available_bytes: Some(shared::Bytes(1 << 39)),
             inodes_total: None,
             inodes_used: None,
-            read_only: false,
+            read_only: Some(false),
         });
     }
     f

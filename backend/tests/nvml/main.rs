@@ -91,8 +91,11 @@ fn two_gpus_report_their_scripted_figures() {
 
     let g0 = &reading.gpus[0];
     assert_eq!(g0.index, 0);
-    assert_eq!(g0.uuid, "GPU-00000000-1111-2222-3333-444444444444");
-    assert_eq!(g0.name, "NVIDIA H100 80GB HBM3");
+    assert_eq!(
+        g0.uuid.as_deref(),
+        Some("GPU-00000000-1111-2222-3333-444444444444")
+    );
+    assert_eq!(g0.name.as_deref(), Some("NVIDIA H100 80GB HBM3"));
     assert_eq!(g0.state, GpuState::Ok);
     let m0 = g0.memory.expect("gpu 0 memory");
     assert_eq!(m0.total_bytes, Bytes(81559 * MIB));
@@ -135,8 +138,11 @@ fn two_gpus_report_their_scripted_figures() {
 
     let g1 = &reading.gpus[1];
     assert_eq!(g1.index, 1);
-    assert_eq!(g1.uuid, "GPU-55555555-6666-7777-8888-999999999999");
-    assert_eq!(g1.name, "NVIDIA A100-SXM4-40GB");
+    assert_eq!(
+        g1.uuid.as_deref(),
+        Some("GPU-55555555-6666-7777-8888-999999999999")
+    );
+    assert_eq!(g1.name.as_deref(), Some("NVIDIA A100-SXM4-40GB"));
     assert_eq!(g1.state, GpuState::Ok);
     let m1 = g1.memory.expect("gpu 1 memory");
     assert_eq!(m1.total_bytes, Bytes(40960 * MIB));
@@ -190,8 +196,11 @@ fn a_lost_gpu_keeps_its_identity_while_the_other_reports() {
         let lost = &after.gpus[1];
         assert_eq!(lost.state, GpuState::Lost);
         assert_eq!(lost.index, 1);
-        assert_eq!(lost.uuid, "GPU-55555555-6666-7777-8888-999999999999");
-        assert_eq!(lost.name, "NVIDIA A100-SXM4-40GB");
+        assert_eq!(
+            lost.uuid.as_deref(),
+            Some("GPU-55555555-6666-7777-8888-999999999999")
+        );
+        assert_eq!(lost.name.as_deref(), Some("NVIDIA A100-SXM4-40GB"));
         assert_eq!(lost.memory, None);
         assert_eq!(lost.utilization_gpu_pct, None);
         assert_eq!(lost.temperature_c, None);

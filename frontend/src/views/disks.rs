@@ -104,15 +104,15 @@ fn MountRow(point: String) -> impl IntoView {
         <tr data-testid="mount-row" data-mount-point=attr>
             <td class="mono">
                 {point}
-                {move || mount.with(|m| m.as_ref().is_some_and(|m| m.read_only)).then(|| view! { <span class="tag">"ro"</span> })}
+                {move || mount.with(|m| m.as_ref().is_some_and(|m| m.read_only == Some(true))).then(|| view! { <span class="tag">"ro"</span> })}
                 <Errors list=errors />
             </td>
             <td class="mono">{text(|m| m.device.clone())}</td>
-            <td>{text(|m| m.fs_type.clone())}</td>
+            <td>{text(|m| m.fs_type.clone().unwrap_or_default())}</td>
             <td>{text(|m| mount_kind(m.kind).to_owned())}</td>
-            <td class="num">{text(|m| opt_bytes(Some(m.used_bytes)))}</td>
-            <td class="num">{text(|m| opt_bytes(Some(m.available_bytes)))}</td>
-            <td class="num">{text(|m| opt_bytes(Some(m.total_bytes)))}</td>
+            <td class="num">{text(|m| opt_bytes(m.used_bytes))}</td>
+            <td class="num">{text(|m| opt_bytes(m.available_bytes))}</td>
+            <td class="num">{text(|m| opt_bytes(m.total_bytes))}</td>
             <td class="bar-col">
                 <Bar pct=used_pct />
                 <span class="bar-label">{move || opt_pct(used_pct.get())}</span>

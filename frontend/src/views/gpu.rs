@@ -132,7 +132,7 @@ fn GpuCard(index: u32) -> impl IntoView {
             <header class="card-head">
                 <span class="gpu-index">"GPU " {index}</span>
                 <h3 class="gpu-name" data-testid="gpu-name">
-                    {text(|g| g.name.clone())}
+                    {text(|g| g.name.clone().unwrap_or_else(|| "GPU".into()))}
                 </h3>
                 <span
                     class="state"
@@ -142,7 +142,7 @@ fn GpuCard(index: u32) -> impl IntoView {
                     {move || state().map_or(DASH, state_label)}
                 </span>
             </header>
-            <div class="uuid">{text(|g| g.uuid.clone())}</div>
+            <div class="uuid">{text(|g| g.uuid.clone().unwrap_or_default())}</div>
             <Show when=move || state() == Some(GpuState::Lost)>
                 <p class="lost-note">"This GPU has fallen off the bus: no readings until it is back."</p>
             </Show>
@@ -278,7 +278,7 @@ mod tests {
 
     #[test]
     fn a_missing_reserved_figure_says_why() {
-        let mut g = Gpu::unread(0, "GPU-0".into(), "V100".into(), GpuState::Ok);
+        let mut g = Gpu::unread(0, Some("GPU-0".into()), Some("V100".into()), GpuState::Ok);
         assert_eq!(reserved_title(Some(&g)), None);
         g.nvml_api = Some(shared::GpuApis {
             memory: Some(MemoryApi::V1),

@@ -19,8 +19,8 @@ pub fn psi_text(psi: &Psi) -> String {
 
 /// Share of RAM in use (total minus available); unknown without `MemAvailable`.
 pub fn ram_used_pct(s: &SystemStats) -> Option<Percent> {
-    let available = s.mem_available_bytes?;
-    Bytes(s.mem_total_bytes.0.saturating_sub(available.0)).percent_of(s.mem_total_bytes)
+    let (available, total) = (s.mem_available_bytes?, s.mem_total_bytes?);
+    Bytes(total.0.saturating_sub(available.0)).percent_of(total)
 }
 
 #[component]
@@ -66,7 +66,7 @@ pub fn HostPanel() -> impl IntoView {
                     <dt>"CPU"</dt>
                     <dd>
                         {text(|s| opt_pct(s.cpu_pct))}
-                        <span class="small">{text(|s| format!(" of {} cores", s.cpu_count))}</span>
+                        <span class="small">{text(|s| s.cpu_count.map(|c| format!(" of {c} cores")).unwrap_or_default())}</span>
                     </dd>
                 </div>
                 <div>
@@ -76,21 +76,21 @@ pub fn HostPanel() -> impl IntoView {
                 <div class="wide">
                     <dt>"RAM available / total"</dt>
                     <dd>
-                        {text(|s| format!("{} / {}", opt_bytes(s.mem_available_bytes), opt_bytes(Some(s.mem_total_bytes))))}
+                        {text(|s| format!("{} / {}", opt_bytes(s.mem_available_bytes), opt_bytes(s.mem_total_bytes)))}
                         <Bar pct=ram_pct />
                     </dd>
                 </div>
                 <div>
                     <dt>"Page cache"</dt>
-                    <dd>{text(|s| opt_bytes(Some(s.page_cache_bytes)))}</dd>
+                    <dd>{text(|s| opt_bytes(s.page_cache_bytes))}</dd>
                 </div>
                 <div>
                     <dt>"Dirty / writeback"</dt>
-                    <dd>{text(|s| format!("{} / {}", opt_bytes(Some(s.dirty_bytes)), opt_bytes(Some(s.writeback_bytes))))}</dd>
+                    <dd>{text(|s| format!("{} / {}", opt_bytes(s.dirty_bytes), opt_bytes(s.writeback_bytes)))}</dd>
                 </div>
                 <div>
                     <dt>"Swap used / total"</dt>
-                    <dd>{text(|s| format!("{} / {}", opt_bytes(Some(s.swap_used_bytes)), opt_bytes(Some(s.swap_total_bytes))))}</dd>
+                    <dd>{text(|s| format!("{} / {}", opt_bytes(s.swap_used_bytes), opt_bytes(s.swap_total_bytes)))}</dd>
                 </div>
                 {psi(|s| s.psi_io, "PSI io (avg10)")}
                 {psi(|s| s.psi_memory, "PSI memory (avg10)")}
@@ -106,7 +106,7 @@ mod tests {
     #[test]
     fn ram_share_needs_mem_available() {
         let mut s = SystemStats {
-            mem_total_bytes: Bytes(1000),
+            mem_total_bytes: Some(Bytes(1000)),
             ..SystemStats::default()
         };
         assert_eq!(ram_used_pct(&s), None);

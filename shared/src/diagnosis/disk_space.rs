@@ -56,10 +56,11 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
         // tmpfs of equal size (/tmp and /dev/shm at half the RAM) are different filesystems.
         let identifies = m.device.starts_with('/') || m.device.contains(':');
         let duplicate = identifies
-            && newest.mounts[..pos]
-                .iter()
-                .any(|o| o.device == m.device && o.total_bytes == m.total_bytes && !o.read_only);
-        if m.read_only || m.total_bytes.0 == 0 || duplicate {
+            && newest.mounts[..pos].iter().any(|o| {
+                o.device == m.device && o.total_bytes == m.total_bytes && o.read_only != Some(true)
+            });
+        // An imported `df -i` has no sizes: such a mount is judged by its inodes alone.
+        if m.read_only == Some(true) || m.total_bytes.is_some_and(|b| b.0 == 0) || duplicate {
             continue;
         }
         let subject = m.mount_point.as_str();
@@ -106,7 +107,9 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
             if let Some(p) = x.inodes_used_pct() {
                 st.inodes.add(p.0);
             }
-            st.points.push((t_s, x.used_bytes.0 as f64));
+            if let Some(used) = x.used_bytes {
+                st.points.push((t_s, used.0 as f64));
+            }
         }
     }
     for st in states {
@@ -129,7 +132,7 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
             why.push(format!(
                 "{subject} is {:.1}% full, {} left (>= {:.0}% in {} of {} samples)",
                 used.last.unwrap_or(0.0),
-                gib(m.available_bytes.0 as f64),
+                gib(m.available_bytes.map_or(0.0, |b| b.0 as f64)),
                 used.band.warn,
                 used.warn,
                 used.of
@@ -149,24 +152,33 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus_present: bool, out: &mut Out) -> Node
                 inodes.last.unwrap_or(0.0)
             ));
         }
-        if shm && gpus_present && (m.total_bytes.0 as f64) < th.shm_min_bytes {
+        let total = m.total_bytes.map(|b| b.0 as f64);
+        if shm
+            && gpus_present
+            && let Some(total) = total.filter(|t| *t < th.shm_min_bytes)
+        {
             sev = Some(sev.map_or(Severity::Warning, |s| s.worst(Severity::Warning)));
             let e = ctx.ev(
                 Metric::ShmSize,
                 Some(subject),
-                Some(m.total_bytes.0 as f64),
+                Some(total),
                 Some((Comparison::Lt, th.shm_min_bytes)),
             );
             evidence.push(e.clone());
             ev.push(e);
             why.push(format!(
                 "{SHM} is only {} while GPUs are in use (DataLoader workers share batches through it)",
-                gib(m.total_bytes.0 as f64)
+                gib(total)
             ));
         }
-        let capacity = m.used_bytes.0 as f64 + m.available_bytes.0 as f64;
+        let capacity = m
+            .used_bytes
+            .zip(m.available_bytes)
+            .map(|(u, a)| u.0 as f64 + a.0 as f64);
         let trend = rising(&points, th, &mut out.scratch);
-        if let Some((t, secs)) = trend.and_then(|t| time_to_full(t, capacity).map(|s| (t, s)))
+        if let Some((t, secs)) = trend
+            .zip(capacity)
+            .and_then(|(t, capacity)| time_to_full(t, capacity).map(|s| (t, s)))
             && secs <= th.projection_horizon_s
         {
             out.projections.push(Projection {

@@ -42,9 +42,10 @@ fn device_in<'f>(frame: &'f Frame, pos: usize, name: &str) -> Option<&'f BlockDe
     }
 }
 
-/// Bytes read by the device named `name` over the window, from its cumulative counter (first
-/// frame it appears in to the newest).
-fn bytes_read(frames: &[Frame], pos: usize, newest: &BlockDevice) -> u64 {
+/// Bytes read by the device named `name` over the window: from its cumulative counter (first
+/// frame it appears in to the newest), or, where a log has only rates (an imported `iostat`),
+/// the rates integrated over the frames' intervals.
+fn bytes_read(frames: &[Frame], pos: usize, newest: &BlockDevice) -> f64 {
     let first = frames
         .first()
         .and_then(|f| device_in(f, pos, &newest.name))
@@ -53,12 +54,19 @@ fn bytes_read(frames: &[Frame], pos: usize, newest: &BlockDevice) -> u64 {
                 .iter()
                 .find_map(|f| f.block_devices.iter().find(|d| d.name == newest.name))
         });
-    first.map_or(0, |d| {
-        newest
-            .read_bytes_total
-            .0
-            .saturating_sub(d.read_bytes_total.0)
-    })
+    if let Some((now, then)) = newest
+        .read_bytes_total
+        .zip(first.and_then(|d| d.read_bytes_total))
+    {
+        return now.0.saturating_sub(then.0) as f64;
+    }
+    frames
+        .iter()
+        .filter_map(|f| {
+            let d = device_in(f, pos, &newest.name)?;
+            Some(d.read_bytes_per_sec?.0 * f.interval_ms as f64 / 1000.0)
+        })
+        .sum()
 }
 
 /// A block device layered on other block devices (its I/O is also counted on them).

@@ -67,12 +67,13 @@ pub(crate) fn gather(ctx: &Ctx<'_>) -> SystemSeries {
         }
         if let Some(avail) = sys.mem_available_bytes {
             s.mem_available_now = Some(avail.0 as f64);
-            if let Some(p) = avail.percent_of(sys.mem_total_bytes) {
+            if let Some(p) = sys.mem_total_bytes.and_then(|t| avail.percent_of(t)) {
                 s.mem_available.add(p.0);
             }
         }
-        if sys.swap_total_bytes.0 > 0 {
-            let used = sys.swap_used_bytes.0 as f64;
+        if sys.swap_total_bytes.is_some_and(|t| t.0 > 0)
+            && let Some(used) = sys.swap_used_bytes.map(|b| b.0 as f64)
+        {
             s.swap_used_now = Some(used);
             if keep {
                 s.swap_points.push((ctx.t_s(f), used));

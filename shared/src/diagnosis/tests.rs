@@ -575,7 +575,7 @@ fn headroom_is_an_ok_finding_on_a_healthy_host() {
 fn read_only_and_duplicate_mounts_are_skipped() {
     let d = run(&window(60, |_, f| {
         let mut ro = mount("/usr", "/dev/sda1", 100 * GIB, 99 * GIB);
-        ro.read_only = true;
+        ro.read_only = Some(true);
         f.mounts.push(ro);
     }));
     assert_eq!(d.verdict, Verdict::Healthy);
@@ -585,8 +585,8 @@ fn read_only_and_duplicate_mounts_are_skipped() {
 fn growing_swap_is_host_memory_pressure() {
     let d = run(&window(60, |i, f| {
         if let Some(s) = &mut f.system {
-            s.swap_total_bytes = Bytes(8 * GIB);
-            s.swap_used_bytes = Bytes(GIB + i * 4 * MIB);
+            s.swap_total_bytes = Some(Bytes(8 * GIB));
+            s.swap_used_bytes = Some(Bytes(GIB + i * 4 * MIB));
         }
     }));
     assert_eq!(d.verdict, Verdict::HostMemoryPressure);
@@ -636,9 +636,9 @@ fn the_busiest_device_is_found_from_cumulative_counters() {
     let d = run(&window(60, |i, f| {
         starved_util(f, 30.0);
         let mut idle = disk("sda", 0.0, 0.0, 0.1, 0.0);
-        idle.read_bytes_total = Bytes(GIB);
+        idle.read_bytes_total = Some(Bytes(GIB));
         let mut busy = disk("nvme1n1", 900.0, 5.0, 2.0, 8.0);
-        busy.read_bytes_total = Bytes(i * 900 * MIB);
+        busy.read_bytes_total = Some(Bytes(i * 900 * MIB));
         f.block_devices = vec![idle, busy];
     }));
     assert_eq!(d.verdict, Verdict::InputBoundDisk);
@@ -809,11 +809,11 @@ fn a_gpu_whose_optional_readings_fail_still_counts_its_memory() {
 #[test]
 fn two_tmpfs_of_equal_size_are_two_filesystems() {
     let frames = window(60, |_, f| {
-        let size = f.mounts[1].total_bytes.0;
+        let size = f.mounts[1].total_bytes.map_or(0, |b| b.0);
         let mut tmp = f.mounts[1].clone();
         tmp.mount_point = "/tmp".to_owned();
-        tmp.used_bytes = Bytes(size / 100 * 96);
-        tmp.available_bytes = Bytes(size - tmp.used_bytes.0);
+        tmp.used_bytes = Some(Bytes(size / 100 * 96));
+        tmp.available_bytes = Some(Bytes(size - size / 100 * 96));
         f.mounts.push(tmp);
     });
     let d = run(&frames);

@@ -17,8 +17,8 @@ pub fn gpu(index: u32, total_gib: u64, used_pct: f64, util: f64) -> Gpu {
     let used = (total as f64 * used_pct / 100.0) as u64;
     Gpu {
         index,
-        uuid: format!("GPU-{index}"),
-        name: "NVIDIA H100 80GB HBM3".to_owned(),
+        uuid: Some(format!("GPU-{index}")),
+        name: Some("NVIDIA H100 80GB HBM3".to_owned()),
         state: GpuState::Ok,
         memory: Some(GpuMemory {
             total_bytes: Bytes(total),
@@ -69,14 +69,14 @@ pub fn mount(mount_point: &str, device: &str, total: u64, used: u64) -> Mount {
     Mount {
         mount_point: mount_point.to_owned(),
         device: device.to_owned(),
-        fs_type: "ext4".to_owned(),
+        fs_type: Some("ext4".to_owned()),
         kind: MountKind::LocalNvme,
-        total_bytes: Bytes(total),
-        used_bytes: Bytes(used),
-        available_bytes: Bytes(total - used),
+        total_bytes: Some(Bytes(total)),
+        used_bytes: Some(Bytes(used)),
+        available_bytes: Some(Bytes(total - used)),
         inodes_total: Some(1_000_000),
         inodes_used: Some(100_000),
-        read_only: false,
+        read_only: Some(false),
     }
 }
 
@@ -85,8 +85,8 @@ pub fn disk(name: &str, read_mib: f64, write_mib: f64, r_await: f64, queue: f64)
         name: name.to_owned(),
         rotational: Some(false),
         partitions: Vec::new(),
-        read_bytes_total: Bytes(0),
-        write_bytes_total: Bytes(0),
+        read_bytes_total: Some(Bytes(0)),
+        write_bytes_total: Some(Bytes(0)),
         read_bytes_per_sec: Some(BytesPerSec(read_mib * MIB as f64)),
         write_bytes_per_sec: Some(BytesPerSec(write_mib * MIB as f64)),
         read_iops: Some(100.0),
@@ -102,16 +102,16 @@ pub fn disk(name: &str, read_mib: f64, write_mib: f64, r_await: f64, queue: f64)
 pub fn system(cpu: f64, mem_available_pct: f64) -> SystemStats {
     let total = 256 * GIB;
     SystemStats {
-        cpu_count: 32,
+        cpu_count: Some(32),
         cpu_pct: Some(Percent(cpu)),
         iowait_pct: Some(Percent(1.0)),
-        mem_total_bytes: Bytes(total),
+        mem_total_bytes: Some(Bytes(total)),
         mem_available_bytes: Some(Bytes((total as f64 * mem_available_pct / 100.0) as u64)),
-        page_cache_bytes: Bytes(10 * GIB),
-        dirty_bytes: Bytes(0),
-        writeback_bytes: Bytes(0),
-        swap_total_bytes: Bytes(0),
-        swap_used_bytes: Bytes(0),
+        page_cache_bytes: Some(Bytes(10 * GIB)),
+        dirty_bytes: Some(Bytes(0)),
+        writeback_bytes: Some(Bytes(0)),
+        swap_total_bytes: Some(Bytes(0)),
+        swap_used_bytes: Some(Bytes(0)),
         psi_io: Some(Psi {
             some_avg10: Percent(0.5),
             full_avg10: Some(Percent(0.1)),
@@ -135,7 +135,7 @@ pub fn healthy(i: u64) -> Frame {
         mount("/dev/shm", "tmpfs", 16 * GIB, 100 * MIB),
     ];
     f.mounts[1].kind = MountKind::Tmpfs;
-    f.mounts[1].fs_type = "tmpfs".to_owned();
+    f.mounts[1].fs_type = Some("tmpfs".to_owned());
     f.block_devices = vec![disk("nvme0n1", 50.0, 5.0, 0.2, 0.1)];
     f.system = Some(system(40.0, 78.0));
     f

@@ -95,7 +95,7 @@ mod tests {
         (0..n)
             .map(|i| {
                 let mut f = Frame::empty("h", i, 1_764_504_000_000 + i * 1000, 1000);
-                let mut g = Gpu::unread(0, "GPU-0".into(), "H100".into(), GpuState::Ok);
+                let mut g = Gpu::unread(0, Some("GPU-0".into()), Some("H100".into()), GpuState::Ok);
                 g.memory = Some(GpuMemory {
                     total_bytes: Bytes(100 << 30),
                     used_bytes: Bytes(97 << 30),

@@ -113,16 +113,16 @@ pub fn system_stats(
 ) -> Result<SystemStats, SourceFailure> {
     let m = parse_meminfo(meminfo)?;
     Ok(SystemStats {
-        cpu_count,
+        cpu_count: Some(cpu_count),
         cpu_pct: None,
         iowait_pct: None,
-        mem_total_bytes: Bytes(m.mem_total),
+        mem_total_bytes: Some(Bytes(m.mem_total)),
         mem_available_bytes: m.mem_available.map(Bytes),
-        page_cache_bytes: Bytes(m.cached),
-        dirty_bytes: Bytes(m.dirty),
-        writeback_bytes: Bytes(m.writeback),
-        swap_total_bytes: Bytes(m.swap_total),
-        swap_used_bytes: Bytes(m.swap_total.saturating_sub(m.swap_free)),
+        page_cache_bytes: Some(Bytes(m.cached)),
+        dirty_bytes: Some(Bytes(m.dirty)),
+        writeback_bytes: Some(Bytes(m.writeback)),
+        swap_total_bytes: Some(Bytes(m.swap_total)),
+        swap_used_bytes: Some(Bytes(m.swap_total.saturating_sub(m.swap_free))),
         psi_io: psi_io.and_then(parse_psi),
         psi_memory: psi_memory.and_then(parse_psi),
     })
@@ -244,14 +244,14 @@ mod tests {
     #[test]
     fn memory_in_bytes() {
         let s = system_stats(2, MEMINFO, Some(PSI_IO), Some(PSI_MEM)).expect("fixture parses");
-        assert_eq!(s.cpu_count, 2);
-        assert_eq!(s.mem_total_bytes, Bytes(263855328 * 1024));
+        assert_eq!(s.cpu_count, Some(2));
+        assert_eq!(s.mem_total_bytes, Some(Bytes(263855328 * 1024)));
         assert_eq!(s.mem_available_bytes, Some(Bytes(201234560 * 1024)));
-        assert_eq!(s.page_cache_bytes, Bytes(180123456 * 1024));
-        assert_eq!(s.dirty_bytes, Bytes(1024 * 1024 * 1024));
-        assert_eq!(s.writeback_bytes, Bytes(64 * 1024 * 1024));
-        assert_eq!(s.swap_total_bytes, Bytes(8388604 * 1024));
-        assert_eq!(s.swap_used_bytes, Bytes(256 * 1024 * 1024));
+        assert_eq!(s.page_cache_bytes, Some(Bytes(180123456 * 1024)));
+        assert_eq!(s.dirty_bytes, Some(Bytes(1024 * 1024 * 1024)));
+        assert_eq!(s.writeback_bytes, Some(Bytes(64 * 1024 * 1024)));
+        assert_eq!(s.swap_total_bytes, Some(Bytes(8388604 * 1024)));
+        assert_eq!(s.swap_used_bytes, Some(Bytes(256 * 1024 * 1024)));
         assert_eq!(s.cpu_pct, None);
     }
 
@@ -332,7 +332,7 @@ mod tests {
     fn this_host_samples() {
         let mut src = ProcSystem::new();
         let first = src.sample().expect("this host's /proc");
-        assert!(first.cpu_count > 0);
-        assert!(first.mem_total_bytes.0 > 0);
+        assert!(first.cpu_count.is_some_and(|c| c > 0));
+        assert!(first.mem_total_bytes.map_or(0, |b| b.0) > 0);
     }
 }

@@ -100,8 +100,8 @@ pub fn block_devices(
                 name: d.name.clone(),
                 rotational: rotational(&d.name),
                 partitions: partitions.remove(d.name.as_str()).unwrap_or_default(),
-                read_bytes_total: Bytes(cur.sectors_read.saturating_mul(SECTOR_BYTES)),
-                write_bytes_total: Bytes(cur.sectors_written.saturating_mul(SECTOR_BYTES)),
+                read_bytes_total: Some(Bytes(cur.sectors_read.saturating_mul(SECTOR_BYTES))),
+                write_bytes_total: Some(Bytes(cur.sectors_written.saturating_mul(SECTOR_BYTES))),
                 read_bytes_per_sec: r.map(|r| BytesPerSec(r.read_bytes_per_sec)),
                 write_bytes_per_sec: r.map(|r| BytesPerSec(r.write_bytes_per_sec)),
                 read_iops: r.map(|r| r.read_iops),
@@ -348,8 +348,8 @@ mod tests {
         assert_eq!(names, ["nvme0n1", "sda", "sdb", "sdd", "md0", "dm-0"]);
         let nvme = device(&devs, "nvme0n1");
         assert_eq!(nvme.partitions, ["nvme0n1p1", "nvme0n1p2"]);
-        assert_eq!(nvme.read_bytes_total, Bytes(80000000 * 512));
-        assert_eq!(nvme.write_bytes_total, Bytes(60000000 * 512));
+        assert_eq!(nvme.read_bytes_total, Some(Bytes(80000000 * 512)));
+        assert_eq!(nvme.write_bytes_total, Some(Bytes(60000000 * 512)));
         assert_eq!(nvme.read_bytes_per_sec, None);
         assert_eq!(nvme.util_pct, None);
         assert_eq!(nvme.avg_queue_size, None);
@@ -391,7 +391,7 @@ mod tests {
         assert_eq!(nvme.w_await_ms, Some(3.0));
         assert_eq!(nvme.avg_queue_size, Some(2.6));
         // The disk's own line, not its partitions added on top.
-        assert_eq!(nvme.read_bytes_total, Bytes(80409600 * 512));
+        assert_eq!(nvme.read_bytes_total, Some(Bytes(80409600 * 512)));
 
         // sda: writes only (+100 writes, +2048 sectors, +800 ms); io_ticks +1200 ms in a 1000 ms
         // interval is capped at 100 %.
@@ -428,7 +428,7 @@ mod tests {
 
         // sde appeared: totals, no rates. sdd vanished: simply absent.
         let sde = device(&devs, "sde");
-        assert_eq!(sde.read_bytes_total, Bytes(2048 * 512));
+        assert_eq!(sde.read_bytes_total, Some(Bytes(2048 * 512)));
         assert_eq!(sde.read_bytes_per_sec, None);
         assert!(!devs.iter().any(|d| d.name == "sdd"));
     }

@@ -119,12 +119,12 @@ impl Tick<'_> {
                 };
                 self.error(message);
                 self.slot.carried = None;
-                // Uuid and name from the last tick that read them; empty if never read.
+                // Uuid and name from the last tick that read them; absent if never read.
                 let (uuid, name) = self
                     .slot
                     .facts
                     .as_ref()
-                    .map(|f| (f.uuid.clone(), f.name.clone()))
+                    .map(|f| (Some(f.uuid.clone()), Some(f.name.clone())))
                     .unwrap_or_default();
                 Gpu::unread(self.index, uuid, name, state)
             }
@@ -167,8 +167,8 @@ impl Tick<'_> {
         let carried = self.slot.carried.as_ref();
         Ok(Gpu {
             index: self.index,
-            uuid: facts.uuid.clone(),
-            name: facts.name.clone(),
+            uuid: Some(facts.uuid.clone()),
+            name: Some(facts.name.clone()),
             state: if failed {
                 GpuState::Error
             } else {

@@ -37,14 +37,14 @@ pub fn space(entry: &MountEntry, kind: MountKind, v: &VfsCounts) -> Mount {
     Mount {
         mount_point: entry.mount_point.clone(),
         device: entry.device.clone(),
-        fs_type: entry.fs_type.clone(),
+        fs_type: Some(entry.fs_type.clone()),
         kind,
-        total_bytes: bytes(v.blocks),
-        used_bytes: bytes(v.blocks.saturating_sub(v.bfree)),
-        available_bytes: bytes(v.bavail),
+        total_bytes: Some(bytes(v.blocks)),
+        used_bytes: Some(bytes(v.blocks.saturating_sub(v.bfree))),
+        available_bytes: Some(bytes(v.bavail)),
         inodes_total: has_inodes.then_some(v.files),
         inodes_used: has_inodes.then(|| v.files.saturating_sub(v.ffree)),
-        read_only: entry.read_only,
+        read_only: Some(entry.read_only),
     }
 }
 
@@ -66,9 +66,9 @@ mod tests {
             ffree: 600,
         };
         let m = space(find(&kept, "/"), MountKind::LocalNvme, &v);
-        assert_eq!(m.total_bytes, Bytes(4_096_000));
-        assert_eq!(m.used_bytes, Bytes(700 * 4096));
-        assert_eq!(m.available_bytes, Bytes(250 * 4096));
+        assert_eq!(m.total_bytes, Some(Bytes(4_096_000)));
+        assert_eq!(m.used_bytes, Some(Bytes(700 * 4096)));
+        assert_eq!(m.available_bytes, Some(Bytes(250 * 4096)));
         assert_eq!(m.inodes_total, Some(640));
         assert_eq!(m.inodes_used, Some(40));
         assert_eq!(m.device, "/dev/nvme0n1p2");
