@@ -6,6 +6,7 @@
 pub mod check;
 pub mod client;
 pub mod flags;
+pub mod import;
 pub mod record;
 pub mod serve;
 pub mod stream;
@@ -55,6 +56,7 @@ pub fn run(command: Command) -> ExitCode {
         },
         Command::Check(args) => return check(args),
         Command::Record(args) => record(args),
+        Command::Import(args) => import::run(args),
         Command::Schema => schema(),
         Command::Url(args) => client::url(&args),
         Command::Share(args) => client::share(&args),
@@ -102,6 +104,7 @@ fn check(args: CheckArgs) -> ExitCode {
         window: args.window.unwrap_or(DEFAULT_CHECK_WINDOW),
         window_given: args.window.is_some(),
         from: args.from,
+        format: args.format,
         interval: args.sampling.interval,
         nvml_lib: args.sampling.nvml_lib,
         thresholds,

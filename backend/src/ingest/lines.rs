@@ -8,6 +8,67 @@ use std::io::BufRead;
 /// Longest line an importer sees; no log format vramio reads has lines near this.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
+/// Lines of a reader, one at a time, each at most [`MAX_LINE_BYTES`].
+pub struct LineReader<R> {
+    input: R,
+    buf: Vec<u8>,
+    no: usize,
+    done: bool,
+}
+
+/// What [`LineReader::next_line`] found.
+pub enum Line<'a> {
+    /// Line `no` (1-based), without its ending, decoded lossily.
+    Text(usize, std::borrow::Cow<'a, str>),
+    /// Line `no` was longer than [`MAX_LINE_BYTES`] and was skipped.
+    TooLong(usize),
+}
+
+impl<R: BufRead> LineReader<R> {
+    pub fn new(input: R) -> Self {
+        LineReader {
+            input,
+            buf: Vec::with_capacity(4096),
+            no: 0,
+            done: false,
+        }
+    }
+
+    /// The next line, or `None` at the end of the input.
+    pub fn next_line(&mut self) -> std::io::Result<Option<Line<'_>>> {
+        if self.done {
+            return Ok(None);
+        }
+        self.buf.clear();
+        let (complete, too_long) = read_bounded(&mut self.input, &mut self.buf)?;
+        if !complete {
+            self.done = true;
+            if self.buf.is_empty() && !too_long {
+                return Ok(None);
+            }
+        }
+        self.no += 1;
+        if too_long {
+            return Ok(Some(Line::TooLong(self.no)));
+        }
+        while self.buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+            self.buf.pop();
+        }
+        Ok(Some(Line::Text(
+            self.no,
+            String::from_utf8_lossy(&self.buf),
+        )))
+    }
+}
+
+/// The note for a line that was too long.
+pub fn too_long(no: usize) -> Note {
+    Note::at(
+        no,
+        format!("a line longer than {MAX_LINE_BYTES} bytes, skipped"),
+    )
+}
+
 /// Feeds every line of `input` to `importer`, calling `drain` after each line so the caller can
 /// take the samples out as they come. Returns the number of lines read.
 pub fn feed(
@@ -16,40 +77,29 @@ pub fn feed(
     out: &mut Emit,
     drain: &mut dyn FnMut(&mut Emit),
 ) -> std::io::Result<usize> {
-    let mut buf: Vec<u8> = Vec::with_capacity(4096);
-    let mut no = 0usize;
-    loop {
-        buf.clear();
-        let (complete, too_long) = read_bounded(input, &mut buf)?;
-        if buf.is_empty() && !complete && !too_long {
-            break;
-        }
-        no += 1;
-        if too_long {
-            out.notes.push(Note::at(
-                no,
-                format!("a line longer than {MAX_LINE_BYTES} bytes, skipped"),
-            ));
-        } else {
-            while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-                buf.pop();
+    let mut lines = LineReader::new(input);
+    let mut count = 0;
+    while let Some(line) = lines.next_line()? {
+        match line {
+            Line::Text(no, text) => {
+                count = no;
+                importer.line(no, &text, out);
             }
-            let text = String::from_utf8_lossy(&buf);
-            importer.line(no, &text, out);
+            Line::TooLong(no) => {
+                count = no;
+                out.notes.push(too_long(no));
+            }
         }
         drain(out);
-        if !complete {
-            break;
-        }
     }
     importer.finish(out);
     drain(out);
-    Ok(no)
+    Ok(count)
 }
 
 /// Reads up to and including the next `\n` into `buf`, keeping at most `MAX_LINE_BYTES`.
 /// Returns (ended with a newline, was too long).
-fn read_bounded(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<(bool, bool)> {
+fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<(bool, bool)> {
     let mut too_long = false;
     loop {
         let chunk = match input.fill_buf() {

@@ -23,7 +23,10 @@ pub struct CheckOptions {
     pub window: Duration,
     /// Whether `--window` was given (with `--from`, it then limits the recording).
     pub window_given: bool,
-    pub from: Option<PathBuf>,
+    /// Recordings or logs to diagnose instead of sampling (none: sample).
+    pub from: Vec<PathBuf>,
+    /// `--format` for the logs.
+    pub format: Option<String>,
     pub interval: Duration,
     pub nvml_lib: Option<PathBuf>,
     pub thresholds: Thresholds,
@@ -46,9 +49,10 @@ struct JsonReport<'a> {
 
 /// Runs the check and returns the process exit code.
 pub fn run(opts: CheckOptions) -> i32 {
-    let collected = match &opts.from {
-        Some(path) => from_file(path, &opts),
-        None => live(&opts),
+    let collected = if opts.from.is_empty() {
+        live(&opts)
+    } else {
+        from_files(&opts)
     };
     let (frames, notes) = match collected {
         Ok(c) => c,
@@ -114,7 +118,45 @@ fn no_data_report(
     })
 }
 
-fn from_file(path: &Path, opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String>), String> {
+/// Frames from `--from`: recordings as they are (several in time order), logs imported and
+/// merged by time; the `--window` end of them when it is given.
+fn from_files(opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String>), String> {
+    let recordings = opts.format.is_none()
+        && opts.from.iter().all(|p| {
+            crate::ingest::source::head(p).is_ok_and(|h| crate::ingest::source::is_recording(&h))
+        });
+    let (mut frames, notes) = if recordings {
+        let mut frames = Vec::new();
+        let mut notes = Vec::new();
+        for path in &opts.from {
+            let (f, n) = from_file(path)?;
+            frames.extend(f);
+            notes.extend(n);
+        }
+        frames.sort_by_key(|f| f.t_ms);
+        (frames, notes)
+    } else {
+        let import = crate::ingest::ImportOptions {
+            files: opts.from.clone(),
+            format: opts.format.clone(),
+            step_ms: u64::try_from(opts.interval.as_millis()).unwrap_or(u64::MAX),
+            host: crate::cli::import::host_of(&opts.from),
+        };
+        let mut frames = Vec::new();
+        let notes =
+            crate::ingest::import(&import, |f| frames.push(f)).map_err(|e| e.to_string())?;
+        if frames.is_empty() {
+            return Err(format!("no samples in the logs: {}", notes.join("; ")));
+        }
+        (frames, notes)
+    };
+    if opts.window_given {
+        frames = ndjson::last_window(frames, opts.window);
+    }
+    Ok((frames, notes))
+}
+
+fn from_file(path: &Path) -> Result<(Vec<Frame>, Vec<String>), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read recording {}: {e}", path.display()))?;
     let parsed = ndjson::parse(&text);
@@ -140,12 +182,7 @@ fn from_file(path: &Path, opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String
             .unwrap_or_else(|| "the file is empty".into());
         return Err(format!("no frames in {}: {why}", path.display()));
     }
-    let frames = if opts.window_given {
-        ndjson::last_window(parsed.frames, opts.window)
-    } else {
-        parsed.frames
-    };
-    Ok((frames, notes))
+    Ok((parsed.frames, notes))
 }
 
 fn live(opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String>), String> {

@@ -41,6 +41,9 @@ pub enum Command {
     Check(CheckArgs),
     /// Write this host's frames to a file as NDJSON, one frame per line.
     Record(RecordArgs),
+    /// Turn logs (nvidia-smi CSV, dmon, pmon or tables, iostat -x text or JSON, df) into a
+    /// recording, merged by time.
+    Import(ImportArgs),
     /// Print the JSON schema of frames and protocol messages.
     Schema,
     /// Serve one page for many GPU servers (SSH or WebSocket peers) without sampling this host.
@@ -80,9 +83,13 @@ pub struct CheckArgs {
     /// when not given).
     #[arg(long, env = "VRAMIO_WINDOW", value_parser = parse_window)]
     pub window: Option<Duration>,
-    /// Diagnose a recording (NDJSON frames from `vramio record`) instead of sampling.
-    #[arg(long, env = "VRAMIO_FROM", value_name = "FILE")]
-    pub from: Option<PathBuf>,
+    /// Diagnose a recording (NDJSON frames from `vramio record`) or logs (nvidia-smi, iostat,
+    /// df; repeatable, merged by time) instead of sampling.
+    #[arg(long, env = "VRAMIO_FROM", value_name = "FILE", value_delimiter = ',')]
+    pub from: Vec<PathBuf>,
+    /// Read every --from log as this format instead of detecting it.
+    #[arg(long, env = "VRAMIO_FORMAT", value_name = "NAME")]
+    pub format: Option<String>,
     #[command(flatten)]
     pub diagnosis: DiagnosisArgs,
     #[command(flatten)]
@@ -102,6 +109,25 @@ pub struct RecordArgs {
     pub duration: Option<Duration>,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// The logs to import (their formats are detected; see --format).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// The recording to write (replaced if it exists).
+    #[arg(long, env = "VRAMIO_OUT", value_name = "FILE")]
+    pub out: PathBuf,
+    /// Read every file as this format instead of detecting it.
+    #[arg(long, env = "VRAMIO_FORMAT", value_name = "NAME")]
+    pub format: Option<String>,
+    /// The step between samples of a log without timestamps.
+    #[arg(long, env = "VRAMIO_INTERVAL", default_value = "1s", value_parser = parse_window)]
+    pub interval: Duration,
+    /// The host name the frames carry (default: the first file's name).
+    #[arg(long, env = "VRAMIO_NAME", value_name = "NAME")]
+    pub name: Option<String>,
 }
 
 /// Flags of every command that diagnoses.

@@ -41,7 +41,7 @@ fn check_and_record_flags() {
     };
     assert!(c.json);
     assert_eq!(c.window, Some(Duration::from_secs(3)));
-    assert_eq!(c.from.as_deref(), Some(std::path::Path::new("r.ndjson")));
+    assert_eq!(c.from, [std::path::PathBuf::from("r.ndjson")]);
     assert!(parse(&["check", "--window", "0s"]).is_err());
     assert!(parse(&["record"]).is_err(), "--out is required");
     let Command::Record(r) = parse(&[
