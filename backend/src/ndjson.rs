@@ -72,6 +72,12 @@ pub fn last_window(frames: Vec<Frame>, window: std::time::Duration) -> Vec<Frame
         .collect()
 }
 
+/// Writes one frame as one line, without flushing (an import flushes once at the end).
+pub fn write_frame_unflushed(out: &mut impl Write, frame: &Frame) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, frame).map_err(std::io::Error::other)?;
+    out.write_all(b"\n")
+}
+
 /// Writes one frame as one line and flushes, so a killed recorder loses at most that line.
 pub fn write_frame(out: &mut impl Write, frame: &Frame) -> std::io::Result<()> {
     let line = serde_json::to_string(frame).map_err(std::io::Error::other)?;

@@ -24,7 +24,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<()> {
     let mut write_error = None;
     let notes = ingest::import(&opts, |frame| {
         if write_error.is_none() {
-            match ndjson::write_frame(&mut out, &frame) {
+            match ndjson::write_frame_unflushed(&mut out, &frame) {
                 Ok(()) => frames += 1,
                 Err(e) => write_error = Some(e),
             }

@@ -38,6 +38,32 @@ pub enum ImportError {
     NoFiles,
 }
 
+/// The frames of vramio recordings as they are, in time order (a recording imported again
+/// gives the same frames); bad lines are named.
+fn recorded(paths: &[&PathBuf], mut emit: impl FnMut(Frame)) -> Vec<String> {
+    let mut frames = Vec::new();
+    let mut notes = Vec::new();
+    for path in paths {
+        notes.push(format!("{}: read as a vramio recording", path.display()));
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let parsed = crate::ndjson::parse(&text);
+                notes.extend(
+                    parsed
+                        .bad_lines
+                        .iter()
+                        .map(|b| format!("{}:{}: {}", path.display(), b.line, b.reason)),
+                );
+                frames.extend(parsed.frames);
+            }
+            Err(e) => notes.push(format!("{}: {e}", path.display())),
+        }
+    }
+    frames.sort_by_key(|f| (f.t_ms, f.seq));
+    frames.into_iter().for_each(&mut emit);
+    notes
+}
+
 /// Every format vramio imports, in the order detection tries them.
 pub fn formats() -> Vec<FormatSpec> {
     formats::ALL.to_vec()
@@ -54,16 +80,15 @@ pub fn import(opts: &ImportOptions, emit: impl FnMut(Frame)) -> Result<Vec<Strin
     let mut streams = Vec::new();
     let mut notes = Vec::new();
     let mut origin_ms = 0;
+    let mut recordings = Vec::new();
     for path in &opts.files {
         let spec = match &opts.format {
             Some(id) => source::by_id(id, &all)?,
             None => {
                 let head = source::head(path)?;
                 if source::is_recording(&head) {
-                    return Err(ImportError::Mixed(format!(
-                        "{} is a vramio recording: give recordings on their own (they are frames already)",
-                        path.display()
-                    )));
+                    recordings.push(path);
+                    continue;
                 }
                 source::detect(path, &head, &all)?
             }
@@ -77,6 +102,16 @@ pub fn import(opts: &ImportOptions, emit: impl FnMut(Frame)) -> Result<Vec<Strin
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         }
         streams.push(SampleStream::open(path, spec)?);
+    }
+    if !recordings.is_empty() {
+        if !streams.is_empty() {
+            return Err(ImportError::Mixed(format!(
+                "{} is a vramio recording and the other files are logs: import the logs first, \
+                 or give recordings on their own",
+                recordings[0].display()
+            )));
+        }
+        return Ok(recorded(&recordings, emit));
     }
     let layout = timeline::Layout {
         step_ms: opts.step_ms,
