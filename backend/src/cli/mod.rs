@@ -8,6 +8,7 @@ pub mod client;
 pub mod flags;
 pub mod import;
 pub mod record;
+pub mod replay;
 pub mod serve;
 pub mod stream;
 pub mod thresholds_file;
@@ -29,7 +30,7 @@ pub fn run(command: Command) -> ExitCode {
             return usage_error();
         }
         Command::Serve(args) => match thresholds(args.diagnosis.thresholds.as_deref()) {
-            Ok(t) => serve::run(args, Vec::new(), true, t),
+            Ok(t) => serve::run(args, Vec::new(), serve::Local::Sample, t),
             Err(code) => return code,
         },
         Command::Hub(args) if !args.serve.bind.is_loopback() && args.serve.no_auth => {
@@ -51,12 +52,24 @@ pub fn run(command: Command) -> ExitCode {
             return usage_error();
         }
         Command::Hub(args) => match thresholds(args.serve.diagnosis.thresholds.as_deref()) {
-            Ok(t) => serve::run(args.serve, args.peers, false, t),
+            Ok(t) => serve::run(args.serve, args.peers, serve::Local::Nothing, t),
             Err(code) => return code,
         },
         Command::Check(args) => return check(args),
         Command::Record(args) => record(args),
         Command::Import(args) => import::run(args),
+        Command::Replay(args) if !args.serve.bind.is_loopback() && args.serve.no_auth => {
+            eprintln!(
+                "vramio: refusing to listen on {} without authentication. Drop --no-auth, or \
+                 keep the loopback bind.",
+                args.serve.bind
+            );
+            return usage_error();
+        }
+        Command::Replay(args) => match thresholds(args.serve.diagnosis.thresholds.as_deref()) {
+            Ok(t) => replay::run(args, t),
+            Err(code) => return code,
+        },
         Command::Schema => schema(),
         Command::Url(args) => client::url(&args),
         Command::Share(args) => client::share(&args),

@@ -25,11 +25,21 @@ use anyhow::Context;
 use shared::HostState;
 use std::net::SocketAddr;
 
-/// Serves until a signal: this host (when `sample_here`) and the peers of the flags plus `peers`.
+/// Where the first host's frames come from.
+pub enum Local {
+    /// Sample this host (`serve`).
+    Sample,
+    /// Play recorded or imported frames of one host (`replay`).
+    Play(Vec<shared::Frame>, crate::ingest::player::Speed),
+    /// No host of its own (`hub`).
+    Nothing,
+}
+
+/// Serves until a signal: this host (as `local` says) and the peers of the flags plus `peers`.
 pub fn run(
     args: ServeArgs,
     peers: Vec<String>,
-    sample_here: bool,
+    local: Local,
     thresholds: shared::diagnosis::Thresholds,
 ) -> anyhow::Result<()> {
     // One thread runs every connection. Sampling and diagnosis are on threads of their own, and a
@@ -40,16 +50,24 @@ pub fn run(
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve_async(args, peers, sample_here, thresholds))
+    runtime.block_on(serve_async(args, peers, local, thresholds))
 }
 
 async fn serve_async(
     args: ServeArgs,
     extra_peers: Vec<String>,
-    sample_here: bool,
+    source: Local,
     thresholds: shared::diagnosis::Thresholds,
 ) -> anyhow::Result<()> {
-    let host = args.name.clone().unwrap_or_else(super::hostname);
+    let played_host = match &source {
+        Local::Play(frames, _) => frames.first().map(|f| f.host.clone()),
+        _ => None,
+    };
+    let host = args
+        .name
+        .clone()
+        .or(played_host)
+        .unwrap_or_else(super::hostname);
     let interval = args.sampling.interval;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(listen::tls_config(cert, key)?),
@@ -120,7 +138,8 @@ async fn serve_async(
     };
 
     let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
-    let local = sample_here.then(|| Hub::new(host.clone(), interval, config));
+    let local =
+        (!matches!(source, Local::Nothing)).then(|| Hub::new(host.clone(), interval, config));
     let mut hubs: Vec<Hub> = local.iter().cloned().collect();
     let mut links = Vec::new();
     let options = LinkOptions {
@@ -169,18 +188,25 @@ async fn serve_async(
         tokio::spawn(supervise(link, sink, shutdown.clone()));
     }
 
-    let sampling = match local {
-        Some(hub) => {
+    let sampling = match (local, source) {
+        (Some(hub), Local::Sample) => {
             let sources = Sources::system_default(args.sampling.nvml_lib.clone());
             let sampler = Sampler::new(sources, SamplerConfig { host, interval })
                 .context("cannot start the sampler threads")?;
             let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
-            Some(
+            Some(Feeding::Sampler(
                 sampler::spawn(sampler, hub, diagnoser)
                     .context("cannot start the sampler thread")?,
-            )
+            ))
         }
-        None => None,
+        (Some(hub), Local::Play(frames, speed)) => {
+            let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
+            Some(Feeding::Player(
+                crate::ingest::player::spawn(frames, speed, hub, diagnoser)
+                    .context("cannot start the player thread")?,
+            ))
+        }
+        _ => None,
     };
 
     let base_url = base_url(&endpoint, scheme, args.public_url.as_deref());
@@ -224,9 +250,19 @@ async fn serve_async(
     sessions.close();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), sessions.wait()).await;
     if let Some(sampling) = sampling {
-        let _ = tokio::task::spawn_blocking(move || sampling.stop_and_join()).await;
+        let _ = tokio::task::spawn_blocking(move || match sampling {
+            Feeding::Sampler(s) => s.stop_and_join(),
+            Feeding::Player(p) => p.stop_and_join(),
+        })
+        .await;
     }
     Ok(())
+}
+
+/// The thread that feeds the first host's hub.
+enum Feeding {
+    Sampler(sampler::Running),
+    Player(crate::ingest::player::Playing),
 }
 
 /// Frames of history a hub keeps over all its peers (about 200 MB of 8-GPU frames).

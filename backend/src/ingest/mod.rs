@@ -8,6 +8,7 @@ pub mod convert;
 pub mod formats;
 pub mod lines;
 pub mod model;
+pub mod player;
 pub mod source;
 pub mod timeline;
 

@@ -44,6 +44,8 @@ pub enum Command {
     /// Turn logs (nvidia-smi CSV, dmon, pmon or tables, iostat -x text or JSON, df) into a
     /// recording, merged by time.
     Import(ImportArgs),
+    /// Serve the dashboard from recordings or logs, played at --speed with the live diagnosis.
+    Replay(ReplayArgs),
     /// Print the JSON schema of frames and protocol messages.
     Schema,
     /// Serve one page for many GPU servers (SSH or WebSocket peers) without sampling this host.
@@ -128,6 +130,24 @@ pub struct ImportArgs {
     /// The host name the frames carry (default: the first file's name).
     #[arg(long, env = "VRAMIO_NAME", value_name = "NAME")]
     pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReplayArgs {
+    /// Recordings (from `vramio record` or `import`) or logs, merged by time.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Times real time (1, 10x, 60), or `max`.
+    #[arg(long, env = "VRAMIO_SPEED", default_value = "1",
+          value_parser = crate::ingest::player::Speed::parse)]
+    pub speed: crate::ingest::player::Speed,
+    /// Read every log as this format instead of detecting it.
+    #[arg(long, env = "VRAMIO_FORMAT", value_name = "NAME")]
+    pub format: Option<String>,
+    /// Where to serve, who may see it (as `serve`); `--interval` is the step of a log without
+    /// timestamps.
+    #[command(flatten)]
+    pub serve: ServeArgs,
 }
 
 /// Flags of every command that diagnoses.

@@ -1,0 +1,90 @@
+//! `vramio replay`: a recording made by `vramio record` served again, behind the same token as
+//! `serve`, its frames played in order at the chosen speed with their own timestamps, and
+//! diagnosed as they arrive.
+
+#[path = "common/fake_nvml.rs"]
+mod fake_nvml;
+#[path = "common/vramio_bin.rs"]
+mod vramio_bin;
+
+use shared::Frame;
+use std::time::{Duration, Instant};
+use vramio_bin::{Server, TempDir, http};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_replays_in_order_behind_the_token() {
+    let dir = TempDir::new("replay");
+    let script = dir.join("gpu.json");
+    std::fs::write(&script, vramio_bin::one_gpu_script(std::process::id())).expect("script");
+    let rec = dir.join("run.ndjson");
+    let rec_s = rec.to_string_lossy().into_owned();
+    let r = std::process::Command::new(env!("CARGO_BIN_EXE_vramio"))
+        .args([
+            "record",
+            "--out",
+            &rec_s,
+            "--duration",
+            "2s",
+            "--interval",
+            "250ms",
+        ])
+        .arg("--nvml-lib")
+        .arg(fake_nvml::fake_nvml_path())
+        .env(fake_nvml::SCRIPT_ENV, &script)
+        .output()
+        .expect("vramio record");
+    assert!(r.status.success(), "{r:?}");
+    let recorded: Vec<Frame> = std::fs::read_to_string(&rec)
+        .expect("recording")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a frame"))
+        .collect();
+    assert!(recorded.len() >= 6, "{}", recorded.len());
+
+    let s = Server::start_command(
+        "replay",
+        &dir.join("state"),
+        &script,
+        &[&rec.to_string_lossy(), "--port", "0", "--speed", "4"],
+    );
+    let host = [("host", s.authority())];
+    let none = http(s.authority(), "GET", "/api/snapshot", &host, "").await;
+    assert_eq!(none.status, 401, "the same auth as serve");
+
+    let bearer = format!("Bearer {}", s.token());
+    let headers = [("host", s.authority()), ("authorization", bearer.as_str())];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen: Vec<u64> = Vec::new();
+    loop {
+        let snap = http(s.authority(), "GET", "/api/snapshot", &headers, "").await;
+        if snap.status == 200 {
+            let v = snap.json();
+            if let Some(t) = v["frame"]["t_ms"].as_u64()
+                && seen.last() != Some(&t)
+            {
+                assert_eq!(v["frame"]["host"], recorded[0].host.as_str());
+                seen.push(t);
+            }
+            if seen.last() == recorded.last().map(|f| &f.t_ms) {
+                assert!(v["diagnosis"]["verdict"].is_string(), "{v}");
+                break;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the replay did not reach its end: {seen:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The recording's own times, in its order.
+    let times: Vec<u64> = recorded.iter().map(|f| f.t_ms).collect();
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    assert!(
+        seen.iter().all(|t| times.contains(t)),
+        "{seen:?} vs {times:?}"
+    );
+    assert!(
+        seen.len() >= 2,
+        "frames arrived over time, not at once: {seen:?}"
+    );
+}
