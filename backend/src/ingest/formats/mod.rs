@@ -2,6 +2,7 @@
 //! a `sniff` that says whether the first lines look like its format, and why not.
 
 pub mod nvsmi_csv;
+pub mod nvsmi_table;
 #[cfg(test)]
 mod nvsmi_testkit;
 mod nvsmi_values;
