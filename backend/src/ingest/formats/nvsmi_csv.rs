@@ -124,8 +124,9 @@ pub fn sniff(head: &[&str]) -> Result<(), String> {
             None => Ok(()),
         };
     }
-    // `noheader`: the same number of cells on every line, and values only nvidia-smi's GPU
-    // query prints (its timestamp, or a `%`/`W`/`MHz` unit).
+    // `noheader`: the same number of cells on every line, and a value only nvidia-smi's GPU
+    // query prints (a `%`, `W` or `MHz` unit). A `nounits` log without a header cannot be told
+    // from `--query-compute-apps` output: it needs `--format`.
     for line in head {
         let c = cells(line);
         if c.len() < 2 || c.len() != first_cells.len() {
@@ -134,9 +135,9 @@ pub fn sniff(head: &[&str]) -> Result<(), String> {
                 quote(line)
             ));
         }
-        let gpu_like = c.iter().any(|x| {
-            x.ends_with(" %") || x.ends_with(" W") || x.ends_with(" MHz") || nvsmi_time(x)
-        });
+        let gpu_like = c
+            .iter()
+            .any(|x| x.ends_with(" %") || x.ends_with(" W") || x.ends_with(" MHz"));
         if !gpu_like {
             return Err(format!(
                 "`{}` has no header and no value only nvidia-smi --query-gpu prints",
@@ -145,11 +146,6 @@ pub fn sniff(head: &[&str]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// nvidia-smi's own timestamp form, `2023/01/05 12:00:01.123`.
-fn nvsmi_time(cell: &str) -> bool {
-    cell.len() >= 19 && cell.as_bytes().get(4) == Some(&b'/') && clock::parse(cell).is_some()
 }
 
 /// A fresh importer for a log with a header.
@@ -410,4 +406,4 @@ impl Importer for CsvImporter {
 
 #[cfg(test)]
 #[path = "nvsmi_csv_tests.rs"]
-mod tests;
+pub(crate) mod tests;

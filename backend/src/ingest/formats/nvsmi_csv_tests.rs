@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::ingest::clock;
-use crate::ingest::formats::nvsmi_table;
 use crate::ingest::formats::nvsmi_testkit::{hostile, run, sniffs_apart};
 use crate::ingest::formats::nvsmi_values::MIB;
+use crate::ingest::formats::{nvsmi_apps, nvsmi_dmon, nvsmi_pmon, nvsmi_table};
 
 macro_rules! fixture {
     ($name:literal) => {
@@ -308,7 +308,12 @@ fn a_last_sample_missing_a_gpu_is_dropped() {
 
 #[test]
 fn sniff_tells_the_formats_apart() {
-    let others: [(&str, super::super::nvsmi_testkit::Sniff); 1] = [("table", nvsmi_table::sniff)];
+    let others: [(&str, super::super::nvsmi_testkit::Sniff); 4] = [
+        ("apps", nvsmi_apps::sniff),
+        ("dmon", nvsmi_dmon::sniff),
+        ("pmon", nvsmi_pmon::sniff),
+        ("table", nvsmi_table::sniff),
+    ];
     // The date-prefixed noheader log is accepted only with --format (nothing in it is
     // nvidia-smi's own).
     sniffs_apart(&ALL[..11], sniff, &others);

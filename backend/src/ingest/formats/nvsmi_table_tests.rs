@@ -2,9 +2,9 @@
 //! `tests/fixtures/imports/nvsmi-table/` (facts in its SOURCES.md) and the synthetic layouts.
 
 use super::*;
-use crate::ingest::formats::nvsmi_csv;
 use crate::ingest::formats::nvsmi_testkit::{Sniff, hostile, run, sniffs_apart};
 use crate::ingest::formats::nvsmi_values::MIB;
+use crate::ingest::formats::{nvsmi_apps, nvsmi_csv, nvsmi_dmon, nvsmi_pmon};
 
 macro_rules! fixture {
     ($name:literal) => {
@@ -287,7 +287,12 @@ fn bad_rows_are_noted() {
 
 #[test]
 fn sniff_tells_the_formats_apart() {
-    let others: [(&str, Sniff); 1] = [("csv", nvsmi_csv::sniff)];
+    let others: [(&str, Sniff); 4] = [
+        ("csv", nvsmi_csv::sniff),
+        ("apps", nvsmi_apps::sniff),
+        ("dmon", nvsmi_dmon::sniff),
+        ("pmon", nvsmi_pmon::sniff),
+    ];
     sniffs_apart(&ALL, sniff, &others);
     assert!(sniff(&[]).is_err());
 }
