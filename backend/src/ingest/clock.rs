@@ -4,7 +4,8 @@
 //! Accepted: `2023/01/05 12:00:01.123` (nvidia-smi), `2023-01-05 12:00:01`,
 //! `2023-01-05T12:00:01+0000` and `...Z` (ISO 8601, iostat with `S_TIME_FORMAT=ISO`),
 //! `01/05/2023 12:00:01 PM` and `01/05/23 12:00:01` (iostat -t in the C and en_US locales),
-//! `Thu Jan  5 12:00:01 2023` (`date`'s default, nvidia-smi's table header), and Unix seconds
+//! `Thu Jan  5 12:00:01 2023` (`date`'s default, nvidia-smi's table header), `20230105 12:00:01`
+//! (`nvidia-smi dmon -o DT`), and Unix seconds
 //! (`1672920001` or `1672920001.5`).
 
 /// Days from 1970-01-01 to `y-m-d` (proleptic Gregorian; Howard Hinnant's `days_from_civil`).
@@ -154,8 +155,15 @@ pub fn parse(text: &str) -> Option<u64> {
     }
 }
 
-/// `YYYY/MM/DD`, `YYYY-MM-DD`, `MM/DD/YYYY` or `MM/DD/YY` (two-digit years are 20YY).
+/// `YYYY/MM/DD`, `YYYY-MM-DD`, `MM/DD/YYYY`, `MM/DD/YY` (two-digit years are 20YY) or
+/// `YYYYMMDD` (`nvidia-smi dmon -o D`).
 fn ymd(s: &str) -> Option<(i64, u32, u32)> {
+    if s.len() == 8
+        && s.bytes().all(|b| b.is_ascii_digit())
+        && let (Some(y), Some(m), Some(d)) = (s.get(..4), s.get(4..6), s.get(6..))
+    {
+        return Some((num(y)?, num(m)?, num(d)?));
+    }
     let parts: Vec<&str> = s.split(['/', '-']).collect();
     let [a, b, c] = parts.as_slice() else {
         return None;
@@ -216,6 +224,7 @@ mod tests {
             ("1672920001", T),
             ("1672920001.5", T + 500),
             ("  2023/01/05 12:00:01  ", T),
+            ("20230105 12:00:01", T),
         ] {
             assert_eq!(parse(text), Some(want), "{text}");
         }
@@ -235,6 +244,8 @@ mod tests {
             "99999999999999999999",
             "2023/01/05 12:00:01 +99",
             "\u{0}",
+            "20231305 12:00:01",
+            "2023010 12:00:01",
         ] {
             assert_eq!(parse(text), None, "{text}");
         }
