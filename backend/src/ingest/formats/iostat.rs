@@ -340,4 +340,4 @@ impl Importer for Iostat {
 
 #[cfg(test)]
 #[path = "iostat_tests.rs"]
-mod tests;
+pub(crate) mod tests;

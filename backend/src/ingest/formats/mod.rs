@@ -1,6 +1,7 @@
 //! One importer per log format, each a push parser over lines ([`super::model::Importer`]) with
 //! a `sniff` that says whether the first lines look like its format, and why not.
 
+pub mod df;
 #[cfg(test)]
 mod hostile;
 pub mod iostat;
