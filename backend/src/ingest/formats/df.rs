@@ -4,7 +4,8 @@
 //! and several snapshots appended, each maybe after a `date` line (its timestamp). One
 //! [`MountRow`] per filesystem; columns by header name.
 
-use crate::ingest::clock;
+use super::df_layout::{Col, Header, header, stamp};
+use super::sysstat::short;
 use crate::ingest::model::{Emit, Importer, MountRow, Note, Sample};
 
 /// Filesystems kept in one snapshot; more are noted and skipped (memory stays bounded).
@@ -16,114 +17,6 @@ const MAX_MOUNTS: usize = 10_000;
 pub enum HumanBase {
     Binary,
     Si,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Col {
-    Source,
-    Type,
-    /// `Size` (human) or `N-blocks` (the header's block size).
-    Size,
-    Used,
-    Avail,
-    Inodes,
-    IUsed,
-    IFree,
-    Other,
-}
-
-#[derive(Debug)]
-struct Header {
-    cols: Vec<Col>,
-    block: Option<u64>,
-    name: Vec<String>,
-}
-
-/// `1K-blocks`, `1024-blocks`, `1M-blocks`, `1B-blocks`, `1kB-blocks`: bytes per block.
-fn block_size(name: &str) -> Option<u64> {
-    let spec = name.strip_suffix("-blocks")?;
-    let digits_end = spec
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(spec.len());
-    let (n, unit) = spec.split_at(digits_end);
-    let n: u64 = if n.is_empty() { 1 } else { n.parse().ok()? };
-    let (letter, rest) = match unit.chars().next() {
-        Some(c) => (Some(c.to_ascii_uppercase()), unit.get(1..).unwrap_or("")),
-        None => (None, ""),
-    };
-    let base: u64 = match rest {
-        "" | "iB" => 1024,
-        "B" => 1000,
-        _ => return None,
-    };
-    let exp = match letter {
-        None | Some('B') if rest.is_empty() => 0,
-        Some('K') => 1,
-        Some('M') => 2,
-        Some('G') => 3,
-        Some('T') => 4,
-        Some('P') => 5,
-        Some('E') => 6,
-        _ => return None,
-    };
-    n.checked_mul(base.checked_pow(exp)?)
-}
-
-fn header(line: &str) -> Option<Header> {
-    let words: Vec<&str> = line.split_whitespace().collect();
-    if words.first() != Some(&"Filesystem") {
-        return None;
-    }
-    let end = match words.as_slice() {
-        [.., "Mounted", "on"] => words.len() - 2,
-        [.., "Mounted"] => words.len() - 1,
-        _ => return None,
-    };
-    let mut block = None;
-    let cols = words
-        .get(..end)
-        .unwrap_or(&[])
-        .iter()
-        .map(|w| match *w {
-            "Filesystem" => Col::Source,
-            "Type" => Col::Type,
-            "Size" => Col::Size,
-            "Used" => Col::Used,
-            "Avail" | "Available" => Col::Avail,
-            "Inodes" => Col::Inodes,
-            "IUsed" | "iused" => Col::IUsed,
-            "IFree" | "ifree" => Col::IFree,
-            w => match block_size(w) {
-                Some(b) => {
-                    block = Some(b);
-                    Col::Size
-                }
-                None => Col::Other,
-            },
-        })
-        .collect();
-    Some(Header {
-        cols,
-        block,
-        name: words.iter().map(|w| (*w).to_owned()).collect(),
-    })
-}
-
-/// A `date` line (`Thu Jan  5 12:00:01 UTC 2023`, ISO, epoch): its time, and the zone name it
-/// carried if that name is not UTC (read as UTC anyway).
-fn stamp(line: &str) -> Option<(u64, Option<String>)> {
-    if let Some(ms) = clock::parse(line) {
-        return Some((ms, None));
-    }
-    let words: Vec<&str> = line.split_whitespace().collect();
-    if let [day, mon, d, time, zone, year] = words.as_slice()
-        && zone.chars().all(|c| c.is_ascii_alphabetic())
-    {
-        let ms = clock::parse(&format!("{day} {mon} {d} {time} {year}"))?;
-        let known = matches!(*zone, "UTC" | "GMT" | "Z");
-        return Some((ms, (!known).then(|| (*zone).to_owned())));
-    }
-    None
 }
 
 /// Whether `head` (the first non-empty lines) looks like `df` output.
@@ -150,14 +43,6 @@ pub fn sniff(head: &[&str]) -> Result<(), String> {
          before one)",
         short(first)
     ))
-}
-
-fn short(text: &str) -> String {
-    let mut s: String = text.chars().take(40).collect();
-    if s.len() < text.len() {
-        s.push_str("...");
-    }
-    s
 }
 
 /// A fresh importer reading `-h` sizes as powers of 1024.
@@ -450,4 +335,4 @@ impl Importer for Df {
 
 #[cfg(test)]
 #[path = "df_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -2,6 +2,7 @@
 //! hostile input, and sniffing against the iostat formats.
 
 use super::*;
+use crate::ingest::formats::df_layout::block_size;
 use crate::ingest::formats::hostile::{self, Run};
 
 macro_rules! fixture {

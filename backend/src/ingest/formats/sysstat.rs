@@ -1,6 +1,7 @@
 //! What `iostat`'s text and JSON importers share: column (key) names to [`DiskRow`] and
 //! [`CpuRow`] fields with their units, numbers as iostat prints them, the banner's date, and the
-//! since-boot rule (the first report averages since boot, not over the run).
+//! since-boot rule (the first report averages since boot, not over the run); and, for `df`
+//! too, [`short`] to quote a value in a note.
 
 use crate::ingest::clock;
 use crate::ingest::model::{CpuRow, DiskRow, Emit, Note, Sample};
