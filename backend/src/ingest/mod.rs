@@ -137,3 +137,7 @@ pub fn import(opts: &ImportOptions, emit: impl FnMut(Frame)) -> Result<Vec<Strin
     notes.extend(layout_notes);
     Ok(notes)
 }
+
+#[cfg(test)]
+#[path = "detect_tests.rs"]
+mod detect_tests;

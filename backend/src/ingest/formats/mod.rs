@@ -1,6 +1,12 @@
 //! One importer per log format, each a push parser over lines ([`super::model::Importer`]) with
 //! a `sniff` that says whether the first lines look like its format, and why not.
 
+pub mod df;
+mod df_layout;
+#[cfg(test)]
+mod hostile;
+pub mod iostat;
+pub mod iostat_json;
 pub mod nvsmi_apps;
 pub mod nvsmi_csv;
 pub mod nvsmi_dmon;
@@ -9,6 +15,7 @@ pub mod nvsmi_table;
 #[cfg(test)]
 mod nvsmi_testkit;
 mod nvsmi_values;
+mod sysstat;
 
 use super::model::Importer;
 use super::source::FormatSpec;
@@ -37,6 +44,24 @@ pub const ALL: &[FormatSpec] = &[
         what: "nvidia-smi pmon",
         sniff: nvsmi_pmon::sniff,
         importer: || boxed(nvsmi_pmon::importer()),
+    },
+    FormatSpec {
+        id: "iostat-json",
+        what: "iostat -o JSON",
+        sniff: iostat_json::sniff,
+        importer: || boxed(iostat_json::importer()),
+    },
+    FormatSpec {
+        id: "iostat",
+        what: "iostat (-x) text, sysstat 10 to 12",
+        sniff: iostat::sniff,
+        importer: || boxed(iostat::importer()),
+    },
+    FormatSpec {
+        id: "df",
+        what: "df output (-h, -B1, -k, -T, -i, -P)",
+        sniff: df::sniff,
+        importer: || boxed(df::importer()),
     },
     FormatSpec {
         id: "nvidia-smi-apps",

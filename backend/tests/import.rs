@@ -1,0 +1,204 @@
+//! `vramio import` and `vramio check --from` on logs the test writes as the tools print them
+//! (nvidia-smi `--query-gpu` CSV, `iostat -x -t`): a GPU at 96% gives gpu_memory_pressure, a
+//! starved GPU beside a disk with high await gives input_bound_disk, a CSV without memory fields
+//! gives unknown naming what is missing; a recording imported again gives the same frames; a
+//! file of no known format is refused with what was tried.
+
+#[path = "common/fake_nvml.rs"]
+mod fake_nvml;
+#[path = "common/vramio_bin.rs"]
+mod vramio_bin;
+
+use shared::Frame;
+use std::fmt::Write;
+use vramio_bin::{TempDir, run};
+
+/// nvidia-smi's timestamp for second `s` after 2023-01-05 12:00:00.
+fn stamp(s: u32) -> String {
+    let (m, sec) = (s / 60, s % 60);
+    format!("2023/01/05 12:{m:02}:{sec:02}.{:03}", 100 + s % 7)
+}
+
+/// `nvidia-smi --query-gpu=timestamp,index,name,memory.total,memory.used,utilization.gpu
+/// --format=csv -l 1` for one GPU over `n` seconds.
+fn gpu_csv(n: u32, used_mib: impl Fn(u32) -> u32, util: impl Fn(u32) -> u32) -> String {
+    let mut out = String::from(
+        "timestamp, index, name, memory.total [MiB], memory.used [MiB], utilization.gpu [%]\n",
+    );
+    for s in 0..n {
+        let _ = writeln!(
+            out,
+            "{}, 0, NVIDIA H100 80GB HBM3, 81559 MiB, {} MiB, {} %",
+            stamp(s),
+            used_mib(s),
+            util(s)
+        );
+    }
+    out
+}
+
+/// `iostat -x -t 1` (sysstat 12) over `n` seconds, after its since-boot first report: `nvme0n1`
+/// reading 200 MB/s, its r_await `await_ms(s)` and queue 8.
+fn iostat_log(n: u32, await_ms: impl Fn(u32) -> f64) -> String {
+    let mut out =
+        String::from("Linux 5.15.0-91-generic (gpu7) \t01/05/2023 \t_x86_64_\t(64 CPU)\n\n");
+    let header = "Device            r/s     rkB/s   rrqm/s  %rrqm r_await rareq-sz     w/s     wkB/s   wrqm/s  %wrqm w_await wareq-sz     d/s     dkB/s   drqm/s  %drqm d_await dareq-sz     f/s f_await  aqu-sz  %util";
+    let report = |out: &mut String, time: String, await_ms: f64, queue: f64| {
+        let _ = write!(
+            out,
+            "{time}\navg-cpu:  %user   %nice %system %iowait  %steal   %idle\n           8.00    0.00    2.00   25.00    0.00   65.00\n\n{header}\nnvme0n1       1600.00 204800.00     0.00   0.00 {await_ms:7.2}   128.00    1.00      4.00     0.00   0.00    1.00     4.00    0.00      0.00     0.00   0.00    0.00     0.00    0.00    0.00 {queue:7.2}  99.50\n\n"
+        );
+    };
+    // The since-boot report, which an importer must skip.
+    report(&mut out, "01/05/2023 11:59:59 AM".into(), 0.5, 0.1);
+    for s in 0..n {
+        let (m, sec) = (s / 60, s % 60);
+        report(
+            &mut out,
+            format!("01/05/2023 12:{m:02}:{sec:02} PM"),
+            await_ms(s),
+            8.0,
+        );
+    }
+    out
+}
+
+fn write(dir: &TempDir, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write a log");
+    path.to_string_lossy().into_owned()
+}
+
+/// `vramio check --json --from FILES...`: (exit code, the report).
+fn check(files: &[&str]) -> (i32, serde_json::Value, String) {
+    let mut args = vec!["check", "--json"];
+    for f in files {
+        args.extend(["--from", f]);
+    }
+    let r = run(&args);
+    let json = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("not a JSON report ({e}): {r:?}"));
+    (r.status.code().unwrap_or(-1), json, r.stderr)
+}
+
+#[test]
+fn a_gpu_csv_at_96_percent_is_gpu_memory_pressure() {
+    let dir = TempDir::new("import-pressure");
+    let csv = write(&dir, "gpu.csv", &gpu_csv(60, |_| 78_300, |_| 97));
+    let (code, report, stderr) = check(&[&csv]);
+    assert_eq!(
+        report["verdict"], "gpu_memory_pressure",
+        "{report:#}\n{stderr}"
+    );
+    assert_eq!(code, 2, "critical: {report:#}");
+    assert_eq!(report["frames"], 60);
+}
+
+#[test]
+fn a_starved_gpu_and_a_slow_disk_are_input_bound_on_disk() {
+    let dir = TempDir::new("import-disk");
+    // A job holds 30 GB and the GPU waits: 10-35% busy.
+    let csv = write(
+        &dir,
+        "gpu.csv",
+        &gpu_csv(60, |_| 30_000, |s| 10 + (s * 7) % 25),
+    );
+    // The disk's own baseline for the first 8 s, then 15x its latency with a queue of 8.
+    let io = write(
+        &dir,
+        "io.txt",
+        &iostat_log(60, |s| if s < 8 { 2.5 } else { 38.0 + f64::from(s % 5) }),
+    );
+    let (code, report, stderr) = check(&[&csv, &io]);
+    assert_eq!(
+        report["verdict"], "input_bound_disk",
+        "{report:#}\n{stderr}"
+    );
+    assert!(code == 1 || code == 2, "{code}: {report:#}");
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("read as"), "{notes}");
+    assert!(
+        notes.contains("since boot"),
+        "the first report is skipped: {notes}"
+    );
+}
+
+#[test]
+fn a_csv_without_memory_fields_is_unknown_and_says_what_is_missing() {
+    let dir = TempDir::new("import-nomem");
+    let mut csv = String::from("timestamp, index, utilization.gpu [%], temperature.gpu\n");
+    for s in 0..30 {
+        let _ = writeln!(csv, "{}, 0, 55 %, 60", stamp(s));
+    }
+    let csv = write(&dir, "util.csv", &csv);
+    let (code, report, stderr) = check(&[&csv]);
+    assert_eq!(code, 3, "{report:#}\n{stderr}");
+    assert_eq!(report["verdict"], "no_data", "{report:#}");
+    assert_eq!(report["severity"], "unknown");
+    let why = report["no_data"].to_string();
+    assert!(
+        why.contains("memory.used"),
+        "the missing metric is named: {why}"
+    );
+}
+
+#[test]
+fn import_writes_a_recording_that_check_reads_and_a_recording_round_trips() {
+    let dir = TempDir::new("import-roundtrip");
+    let csv = write(&dir, "gpu.csv", &gpu_csv(20, |s| 10_000 + 100 * s, |_| 80));
+    let out = dir.join("run.ndjson");
+    let out_s = out.to_string_lossy().into_owned();
+    let r = run(&["import", &csv, "--out", &out_s]);
+    assert!(r.ok(), "{r:?}");
+    assert!(r.stdout.contains("20 frames"), "{r:?}");
+    let frames: Vec<Frame> = std::fs::read_to_string(&out)
+        .expect("the recording")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a frame per line"))
+        .collect();
+    assert_eq!(frames.len(), 20);
+    let g = &frames[3].gpus[0];
+    assert_eq!(g.memory.map(|m| m.used_bytes.0), Some(10_300 << 20));
+    assert_eq!(g.utilization_gpu_pct.map(|p| p.0), Some(80.0));
+    assert_eq!(g.temperature_c, None, "not in the log: absent, never 0");
+    // The log's own times (nvidia-smi's milliseconds wander a little).
+    assert!(
+        frames
+            .windows(2)
+            .all(|w| (994..=1006).contains(&(w[1].t_ms - w[0].t_ms))),
+        "{:?}",
+        frames.iter().map(|f| f.t_ms).collect::<Vec<_>>()
+    );
+    assert_eq!(frames[0].t_ms, 1_672_920_000_100);
+
+    // The recording imported again gives the same frames.
+    let again = dir.join("again.ndjson");
+    let again_s = again.to_string_lossy().into_owned();
+    let r = run(&["import", &out_s, "--out", &again_s]);
+    assert!(r.ok(), "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(&again).expect("again"),
+        std::fs::read_to_string(&out).expect("first")
+    );
+    // check reads it like the logs it came from.
+    let (_, from_csv, _) = check(&[&csv]);
+    let (_, from_recording, _) = check(&[&out_s]);
+    assert_eq!(from_csv["verdict"], from_recording["verdict"]);
+}
+
+#[test]
+fn a_file_of_no_known_format_is_refused_with_what_was_tried() {
+    let dir = TempDir::new("import-unknown");
+    let junk = write(&dir, "notes.txt", "dear diary\ntoday the GPU was slow\n");
+    let out = dir.join("x.ndjson").to_string_lossy().into_owned();
+    let r = run(&["import", &junk, "--out", &out]);
+    assert!(!r.ok(), "{r:?}");
+    assert!(r.stderr.contains("matches no format"), "{}", r.stderr);
+    for id in ["nvidia-smi-csv", "iostat", "df"] {
+        assert!(r.stderr.contains(id), "{id} is listed: {}", r.stderr);
+    }
+    assert!(!std::path::Path::new(&out).exists(), "nothing written");
+    let r = run(&["import", &junk, "--out", &out, "--format", "no-such"]);
+    assert!(!r.ok());
+    assert!(r.stderr.contains("not a format"), "{}", r.stderr);
+}
