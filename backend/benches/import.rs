@@ -62,6 +62,7 @@ fn main() {
         format: None,
         step_ms: 1000,
         host: "bench".into(),
+        tuning: Default::default(),
     };
     let start = Instant::now();
     let mut frames = 0u64;

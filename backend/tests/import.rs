@@ -202,3 +202,28 @@ fn a_file_of_no_known_format_is_refused_with_what_was_tried() {
     assert!(!r.ok());
     assert!(r.stderr.contains("not a format"), "{}", r.stderr);
 }
+
+#[test]
+fn a_headerless_csv_reads_with_its_field_list() {
+    let dir = TempDir::new("import-fields");
+    let mut csv = String::new();
+    for s in 0..10 {
+        let _ = writeln!(csv, "{}, 0, 81559 MiB, {} MiB, 50 %", stamp(s), 20_000 + s);
+    }
+    let csv = write(&dir, "noheader.csv", &csv);
+    let out = dir.join("x.ndjson").to_string_lossy().into_owned();
+    let refused = run(&["import", &csv, "--out", &out]);
+    assert!(!refused.ok(), "no header, no field list: {refused:?}");
+    let r = run(&[
+        "import",
+        &csv,
+        "--out",
+        &out,
+        "--format",
+        "nvidia-smi-csv",
+        "--fields",
+        "timestamp,index,memory.total,memory.used,utilization.gpu",
+    ]);
+    assert!(r.ok(), "{r:?}");
+    assert!(r.stdout.contains("10 frames"), "{r:?}");
+}

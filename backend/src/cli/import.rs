@@ -11,7 +11,8 @@ pub fn run(args: ImportArgs) -> anyhow::Result<()> {
     let host = args.name.clone().unwrap_or_else(|| host_of(&args.files));
     let opts = ImportOptions {
         files: args.files.clone(),
-        format: args.format.clone(),
+        format: args.logs.format.clone(),
+        tuning: args.logs.tuning(),
         step_ms: u64::try_from(args.interval.as_millis()).unwrap_or(u64::MAX),
         host,
     };

@@ -10,7 +10,8 @@ use anyhow::Context;
 pub fn run(mut args: ReplayArgs, thresholds: shared::diagnosis::Thresholds) -> anyhow::Result<()> {
     let opts = ImportOptions {
         files: args.files.clone(),
-        format: args.format.clone(),
+        format: args.logs.format.clone(),
+        tuning: args.logs.tuning(),
         step_ms: u64::try_from(args.serve.sampling.interval.as_millis()).unwrap_or(u64::MAX),
         host: args
             .serve

@@ -26,6 +26,8 @@ pub struct ImportOptions {
     pub step_ms: u64,
     /// The host name the frames carry.
     pub host: String,
+    /// Flags some formats need.
+    pub tuning: source::Tuning,
 }
 
 /// Why nothing could be imported.
@@ -102,7 +104,7 @@ pub fn import(opts: &ImportOptions, emit: impl FnMut(Frame)) -> Result<Vec<Strin
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         }
-        streams.push(SampleStream::open(path, spec)?);
+        streams.push(SampleStream::open(path, spec, &opts.tuning)?);
     }
     if !recordings.is_empty() {
         if !streams.is_empty() {

@@ -16,7 +16,19 @@ pub struct FormatSpec {
     /// What it reads, for the error that lists the formats tried.
     pub what: &'static str,
     pub sniff: fn(&[&str]) -> Result<(), String>,
-    pub importer: fn() -> Box<dyn Importer>,
+    pub importer: fn(&Tuning) -> Box<dyn Importer>,
+}
+
+/// What some formats need told: the flags `import`, `check --from` and `replay` pass on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tuning {
+    /// `--fields`: the `--query-gpu` (or `--query-compute-apps`) field list of a CSV without a
+    /// header.
+    pub fields: Option<Vec<String>>,
+    /// `--keep-first-report`: an iostat log taken with `-y` has no since-boot first report.
+    pub keep_first_report: bool,
+    /// `--df-si`: `df -H` sizes (powers of 1000; `-h` and `-H` print the same header).
+    pub df_si: bool,
 }
 
 impl std::fmt::Debug for FormatSpec {
@@ -112,7 +124,11 @@ pub struct SampleStream {
 }
 
 impl SampleStream {
-    pub fn open(path: &Path, format: &FormatSpec) -> Result<SampleStream, OpenError> {
+    pub fn open(
+        path: &Path,
+        format: &FormatSpec,
+        tuning: &Tuning,
+    ) -> Result<SampleStream, OpenError> {
         let file = File::open(path).map_err(|source| OpenError::Io {
             path: path.to_owned(),
             source,
@@ -121,7 +137,7 @@ impl SampleStream {
             label: path.display().to_string(),
             format: format.id,
             lines: LineReader::new(BufReader::new(file)),
-            importer: (format.importer)(),
+            importer: (format.importer)(tuning),
             out: Emit::default(),
             queue: VecDeque::new(),
             notes: Vec::new(),

@@ -27,6 +27,8 @@ pub struct CheckOptions {
     pub from: Vec<PathBuf>,
     /// `--format` for the logs.
     pub format: Option<String>,
+    /// What some log formats need told.
+    pub tuning: crate::ingest::source::Tuning,
     pub interval: Duration,
     pub nvml_lib: Option<PathBuf>,
     pub thresholds: Thresholds,
@@ -139,6 +141,7 @@ fn from_files(opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String>), String> 
         let import = crate::ingest::ImportOptions {
             files: opts.from.clone(),
             format: opts.format.clone(),
+            tuning: opts.tuning.clone(),
             step_ms: u64::try_from(opts.interval.as_millis()).unwrap_or(u64::MAX),
             host: crate::cli::import::host_of(&opts.from),
         };

@@ -89,9 +89,8 @@ pub struct CheckArgs {
     /// df; repeatable, merged by time) instead of sampling.
     #[arg(long, env = "VRAMIO_FROM", value_name = "FILE", value_delimiter = ',')]
     pub from: Vec<PathBuf>,
-    /// Read every --from log as this format instead of detecting it.
-    #[arg(long, env = "VRAMIO_FORMAT", value_name = "NAME")]
-    pub format: Option<String>,
+    #[command(flatten)]
+    pub logs: LogArgs,
     #[command(flatten)]
     pub diagnosis: DiagnosisArgs,
     #[command(flatten)]
@@ -121,9 +120,8 @@ pub struct ImportArgs {
     /// The recording to write (replaced if it exists).
     #[arg(long, env = "VRAMIO_OUT", value_name = "FILE")]
     pub out: PathBuf,
-    /// Read every file as this format instead of detecting it.
-    #[arg(long, env = "VRAMIO_FORMAT", value_name = "NAME")]
-    pub format: Option<String>,
+    #[command(flatten)]
+    pub logs: LogArgs,
     /// The step between samples of a log without timestamps.
     #[arg(long, env = "VRAMIO_INTERVAL", default_value = "1s", value_parser = parse_window)]
     pub interval: Duration,
@@ -141,13 +139,45 @@ pub struct ReplayArgs {
     #[arg(long, env = "VRAMIO_SPEED", default_value = "1",
           value_parser = crate::ingest::player::Speed::parse)]
     pub speed: crate::ingest::player::Speed,
-    /// Read every log as this format instead of detecting it.
-    #[arg(long, env = "VRAMIO_FORMAT", value_name = "NAME")]
-    pub format: Option<String>,
+    #[command(flatten)]
+    pub logs: LogArgs,
     /// Where to serve, who may see it (as `serve`); `--interval` is the step of a log without
     /// timestamps.
     #[command(flatten)]
     pub serve: ServeArgs,
+}
+
+/// How to read imported logs (`import`, `replay`, `check --from`).
+#[derive(Debug, Clone, Args)]
+pub struct LogArgs {
+    /// Read every log as this format instead of detecting it: nvidia-smi-csv,
+    /// nvidia-smi-apps, dmon, pmon, nvidia-smi, iostat, iostat-json, df.
+    #[arg(long, env = "VRAMIO_FORMAT", value_name = "NAME")]
+    pub format: Option<String>,
+    /// The field list a headerless nvidia-smi CSV was made with (as given to --query-gpu).
+    #[arg(
+        long,
+        env = "VRAMIO_FIELDS",
+        value_name = "A,B,...",
+        value_delimiter = ','
+    )]
+    pub fields: Option<Vec<String>>,
+    /// Keep iostat's first report (a log taken with `iostat -y` has no since-boot report).
+    #[arg(long, env = "VRAMIO_KEEP_FIRST_REPORT")]
+    pub keep_first_report: bool,
+    /// Read `df -h` sizes as powers of 1000 (a `df -H` log).
+    #[arg(long, env = "VRAMIO_DF_SI")]
+    pub df_si: bool,
+}
+
+impl LogArgs {
+    pub fn tuning(&self) -> crate::ingest::source::Tuning {
+        crate::ingest::source::Tuning {
+            fields: self.fields.clone(),
+            keep_first_report: self.keep_first_report,
+            df_si: self.df_si,
+        }
+    }
 }
 
 /// Flags of every command that diagnoses.

@@ -18,7 +18,7 @@ mod nvsmi_values;
 mod sysstat;
 
 use super::model::Importer;
-use super::source::FormatSpec;
+use super::source::{FormatSpec, Tuning};
 
 fn boxed<I: Importer + 'static>(i: I) -> Box<dyn Importer> {
     Box::new(i)
@@ -31,48 +31,54 @@ pub const ALL: &[FormatSpec] = &[
         id: "nvidia-smi",
         what: "the default nvidia-smi table, one snapshot or many",
         sniff: nvsmi_table::sniff,
-        importer: || boxed(nvsmi_table::importer()),
+        importer: |_| boxed(nvsmi_table::importer()),
     },
     FormatSpec {
         id: "dmon",
         what: "nvidia-smi dmon",
         sniff: nvsmi_dmon::sniff,
-        importer: || boxed(nvsmi_dmon::importer()),
+        importer: |_| boxed(nvsmi_dmon::importer()),
     },
     FormatSpec {
         id: "pmon",
         what: "nvidia-smi pmon",
         sniff: nvsmi_pmon::sniff,
-        importer: || boxed(nvsmi_pmon::importer()),
+        importer: |_| boxed(nvsmi_pmon::importer()),
     },
     FormatSpec {
         id: "iostat-json",
         what: "iostat -o JSON",
         sniff: iostat_json::sniff,
-        importer: || boxed(iostat_json::importer()),
+        importer: |t: &Tuning| boxed(iostat_json::importer_with(!t.keep_first_report)),
     },
     FormatSpec {
         id: "iostat",
         what: "iostat (-x) text, sysstat 10 to 12",
         sniff: iostat::sniff,
-        importer: || boxed(iostat::importer()),
+        importer: |t: &Tuning| boxed(iostat::importer_with(!t.keep_first_report)),
     },
     FormatSpec {
         id: "df",
         what: "df output (-h, -B1, -k, -T, -i, -P)",
         sniff: df::sniff,
-        importer: || boxed(df::importer()),
+        importer: |t: &Tuning| {
+            boxed(df::importer_with(if t.df_si {
+                df::HumanBase::Si
+            } else {
+                df::HumanBase::Binary
+            }))
+        },
     },
     FormatSpec {
         id: "nvidia-smi-apps",
         what: "nvidia-smi --query-compute-apps CSV",
         sniff: nvsmi_apps::sniff,
-        importer: || boxed(nvsmi_apps::importer()),
+        importer: |t: &Tuning| boxed(nvsmi_apps::importer_with_fields(t.fields.clone())),
     },
     FormatSpec {
         id: "nvidia-smi-csv",
         what: "nvidia-smi --query-gpu CSV",
         sniff: nvsmi_csv::sniff,
-        importer: || boxed(nvsmi_csv::importer()),
+        importer: |t: &Tuning| boxed(nvsmi_csv::importer_with_fields(t.fields.clone())),
     },
 ];
