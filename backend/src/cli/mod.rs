@@ -21,25 +21,14 @@ use std::process::ExitCode;
 pub fn run(command: Command) -> ExitCode {
     let result = match command {
         Command::Serve(args) if !args.bind.is_loopback() && args.no_auth => {
-            eprintln!(
-                "vramio: refusing to listen on {} without authentication: anyone reaching that \
-                 port would see this host's GPUs, processes and users. Drop --no-auth (the \
-                 token keeps it private), or keep the loopback bind.",
-                args.bind
-            );
-            return usage_error();
+            return open_to_all(&args);
         }
         Command::Serve(args) => match thresholds(args.diagnosis.thresholds.as_deref()) {
             Ok(t) => serve::run(args, Vec::new(), serve::Local::Sample, t),
             Err(code) => return code,
         },
         Command::Hub(args) if !args.serve.bind.is_loopback() && args.serve.no_auth => {
-            eprintln!(
-                "vramio: refusing to listen on {} without authentication. Drop --no-auth, or \
-                 keep the loopback bind.",
-                args.serve.bind
-            );
-            return usage_error();
+            return open_to_all(&args.serve);
         }
         Command::Hub(args)
             if args.peers.is_empty()
@@ -59,12 +48,7 @@ pub fn run(command: Command) -> ExitCode {
         Command::Record(args) => record(args),
         Command::Import(args) => import::run(args),
         Command::Replay(args) if !args.serve.bind.is_loopback() && args.serve.no_auth => {
-            eprintln!(
-                "vramio: refusing to listen on {} without authentication. Drop --no-auth, or \
-                 keep the loopback bind.",
-                args.serve.bind
-            );
-            return usage_error();
+            return open_to_all(&args.serve);
         }
         Command::Replay(args) => match thresholds(args.serve.diagnosis.thresholds.as_deref()) {
             Ok(t) => replay::run(args, t),
@@ -105,6 +89,17 @@ fn thresholds(path: Option<&std::path::Path>) -> Result<shared::diagnosis::Thres
         eprintln!("vramio: {e}");
         usage_error()
     })
+}
+
+/// `--no-auth` with a non-loopback `--bind`: refused, saying why.
+fn open_to_all(args: &flags::ServeArgs) -> ExitCode {
+    eprintln!(
+        "vramio: refusing to listen on {} without authentication: anyone reaching that port \
+         would see this host's GPUs, processes and users. Drop --no-auth (the token keeps it \
+         private), or keep the loopback bind.",
+        args.bind
+    );
+    usage_error()
 }
 
 fn check(args: CheckArgs) -> ExitCode {

@@ -274,17 +274,7 @@ pub fn spawn(mut sampler: Sampler, hub: Hub, mut diagnoser: Diagnoser) -> std::i
         .name("vramio-sampler".into())
         .spawn(move || {
             while ticker.tick(None).is_some() {
-                let mut frame = sampler.tick();
-                match hub.publish_in_place(&mut frame) {
-                    Ok(seq) => {
-                        if let Some(d) = diagnoser.observe(frame)
-                            && let Err(e) = hub.publish_diagnosis(seq, d)
-                        {
-                            tracing::error!(error = %e, "cannot encode diagnosis");
-                        }
-                    }
-                    Err(e) => tracing::error!(error = %e, "cannot encode frame"),
-                }
+                diagnoser.publish_to(&hub, sampler.tick());
             }
         })?;
     Ok(Running { stop, thread })

@@ -101,6 +101,21 @@ impl Diagnoser {
         }
     }
 
+    /// Publishes `frame` to `hub`, diagnoses it, and hands the hub the diagnosis when it is due:
+    /// one tick of a host sampled here or played from a recording.
+    pub fn publish_to(&mut self, hub: &crate::hub::Hub, mut frame: Frame) {
+        match hub.publish_in_place(&mut frame) {
+            Ok(seq) => {
+                if let Some(d) = self.observe(frame)
+                    && let Err(e) = hub.publish_diagnosis(seq, d)
+                {
+                    tracing::error!(error = %e, "cannot encode diagnosis");
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "cannot encode frame"),
+        }
+    }
+
     /// Frames currently in the window.
     pub fn window_len(&self) -> usize {
         self.window.len()

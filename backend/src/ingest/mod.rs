@@ -89,7 +89,7 @@ pub fn import(opts: &ImportOptions, emit: impl FnMut(Frame)) -> Result<Vec<Strin
             Some(id) => source::by_id(id, &all)?,
             None => {
                 let head = source::head(path)?;
-                if source::is_recording(&head) {
+                if source::is_recording(path, &head) {
                     recordings.push(path);
                     continue;
                 }

@@ -83,7 +83,7 @@ pub fn spawn(
             let start = Instant::now();
             let mut at = Duration::ZERO;
             let mut prev_t: Option<u64> = None;
-            for mut frame in frames {
+            for frame in frames {
                 if let Some(prev) = prev_t {
                     at += speed.wait(frame.t_ms.saturating_sub(prev));
                 }
@@ -94,16 +94,7 @@ pub fn spawn(
                 if stopper.is_stopped() {
                     return;
                 }
-                match hub.publish_in_place(&mut frame) {
-                    Ok(seq) => {
-                        if let Some(d) = diagnoser.observe(frame)
-                            && let Err(e) = hub.publish_diagnosis(seq, d)
-                        {
-                            tracing::error!(error = %e, "cannot encode diagnosis");
-                        }
-                    }
-                    Err(e) => tracing::error!(error = %e, "cannot encode frame"),
-                }
+                diagnoser.publish_to(&hub, frame);
             }
             tracing::info!("the replay reached its end");
         })?;

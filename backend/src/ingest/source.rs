@@ -191,9 +191,12 @@ impl Iterator for SampleStream {
     }
 }
 
-/// Whether `head` is a vramio recording (NDJSON frames): one of its lines is a frame (a damaged
-/// recording may start with a bad line, which `check` then names).
-pub fn is_recording(head: &[String]) -> bool {
-    head.iter()
-        .any(|l| l.starts_with('{') && serde_json::from_str::<shared::Frame>(l).is_ok())
+/// Whether `path` (whose first lines are `head`) is a vramio recording: named `*.ndjson`, or one
+/// of its first lines is a frame (a damaged recording may start with a bad line, which the
+/// reader then names).
+pub fn is_recording(path: &Path, head: &[String]) -> bool {
+    path.extension().is_some_and(|e| e == "ndjson")
+        || head
+            .iter()
+            .any(|l| l.starts_with('{') && serde_json::from_str::<shared::Frame>(l).is_ok())
 }

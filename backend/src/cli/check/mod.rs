@@ -125,7 +125,7 @@ fn no_data_report(
 fn from_files(opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String>), String> {
     let recordings = opts.format.is_none()
         && opts.from.iter().all(|p| {
-            crate::ingest::source::head(p).is_ok_and(|h| crate::ingest::source::is_recording(&h))
+            crate::ingest::source::head(p).is_ok_and(|h| crate::ingest::source::is_recording(p, &h))
         });
     let (mut frames, notes) = if recordings {
         let mut frames = Vec::new();
