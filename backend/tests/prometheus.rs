@@ -225,6 +225,51 @@ fn a_real_prometheus_scrapes_vramio_and_fires_the_oom_alert() {
         off * 100.0
     );
 
+    // Every metric of DESIGN section 11 reached Prometheus (the two that need a hub or a filling
+    // disk aside; `vramio_mount_inodes` stands for `_inodes_total`, which promtool refuses on a
+    // gauge).
+    let contract = [
+        "vramio_gpu_info",
+        "vramio_gpu_memory_total_bytes",
+        "vramio_gpu_memory_used_bytes",
+        "vramio_gpu_memory_reserved_bytes",
+        "vramio_gpu_utilization_ratio",
+        "vramio_gpu_memory_utilization_ratio",
+        "vramio_gpu_temperature_celsius",
+        "vramio_gpu_power_watts",
+        "vramio_gpu_power_limit_watts",
+        "vramio_gpu_process_memory_used_bytes",
+        "vramio_mount_size_bytes",
+        "vramio_mount_avail_bytes",
+        "vramio_mount_inodes",
+        "vramio_mount_inodes_free",
+        "vramio_block_read_bytes_total",
+        "vramio_block_written_bytes_total",
+        "vramio_block_reads_completed_total",
+        "vramio_block_writes_completed_total",
+        "vramio_block_io_time_seconds_total",
+        "vramio_block_io_time_weighted_seconds_total",
+        "vramio_memory_available_bytes",
+        "vramio_memory_page_cache_bytes",
+        "vramio_pressure_io_waiting_seconds_total",
+        "vramio_pressure_memory_waiting_seconds_total",
+        "vramio_verdict",
+        "vramio_severity",
+        "vramio_finding",
+        "vramio_gpu_time_to_oom_seconds",
+        "vramio_sampler_seconds",
+        "vramio_viewers",
+    ];
+    let missing: Vec<&str> = contract
+        .iter()
+        .copied()
+        .filter(|name| {
+            prom.query(&format!("count({{__name__=\"{name}\"}})"))
+                .is_empty()
+        })
+        .collect();
+    assert!(missing.is_empty(), "not in Prometheus: {missing:?}");
+
     // Every query of the Grafana dashboard resolves to series (the two that need a hub or a
     // filling disk aside).
     let dashboard: serde_json::Value = serde_json::from_str(
