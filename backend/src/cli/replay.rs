@@ -28,7 +28,7 @@ pub fn run(mut args: ReplayArgs, thresholds: shared::diagnosis::Thresholds) -> a
         anyhow::bail!("nothing to replay: no frames in the inputs");
     };
     eprintln!(
-        "vramio replay: {} frames, {:.0} s of {}, at {:?}",
+        "vramio replay: {} frames, {:.0} s of {}, at {}",
         frames.len(),
         last.t_ms.saturating_sub(first.t_ms) as f64 / 1000.0,
         first.host,

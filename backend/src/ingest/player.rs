@@ -55,6 +55,15 @@ impl Speed {
     }
 }
 
+impl std::fmt::Display for Speed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Speed::Times(x) => write!(f, "{x}x"),
+            Speed::Max => f.write_str("full speed"),
+        }
+    }
+}
+
 /// The player's thread.
 pub struct Playing {
     stop: Arc<Stop>,
