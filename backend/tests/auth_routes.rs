@@ -231,6 +231,13 @@ async fn every_route_under_every_credential() {
             body: None,
             want: [401, 401, 303, 200, 200, 200, 401, 401],
         },
+        // Live, not a replay.
+        Row {
+            method: Method::GET,
+            path: "/api/replay",
+            body: None,
+            want: [401, 401, 303, 404, 404, 404, 401, 401],
+        },
         Row {
             method: Method::GET,
             path: "/api/nothing-here",

@@ -76,6 +76,28 @@ async fn a_recording_replays_in_order_behind_the_token() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // The time bar's facts: the span, the position, the speed and the verdict timeline.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let info = loop {
+        let r = http(s.authority(), "GET", "/api/replay", &headers, "").await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let info: shared::replay::ReplayInfo = serde_json::from_slice(&r.body).expect("info");
+        if info.timeline.is_some() {
+            break info;
+        }
+        assert!(Instant::now() < deadline, "no timeline: {info:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let first = recorded.first().map(|f| f.t_ms);
+    let last = recorded.last().map(|f| f.t_ms);
+    assert_eq!((Some(info.start_ms), Some(info.end_ms)), (first, last));
+    assert_eq!(info.frames, recorded.len());
+    assert_eq!(info.speed, Some(4.0));
+    assert_eq!(info.position_ms, last, "played to the end");
+    let timeline = info.timeline.expect("timeline");
+    assert_eq!(timeline.first().map(|t| t.from_ms), first);
+    assert_eq!(timeline.last().map(|t| t.to_ms), last);
+
     // The recording's own times, in its order.
     let times: Vec<u64> = recorded.iter().map(|f| f.t_ms).collect();
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");

@@ -9,6 +9,7 @@ pub mod access;
 pub mod diagnosis;
 pub mod frame;
 pub mod protocol;
+pub mod replay;
 pub mod schema;
 pub mod summary;
 pub mod units;

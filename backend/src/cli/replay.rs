@@ -42,11 +42,9 @@ pub fn run(mut args: ReplayArgs, thresholds: shared::diagnosis::Thresholds) -> a
     {
         args.serve.sampling.interval = std::time::Duration::from_millis(ms);
     }
-    let speed = args.speed;
-    serve::run(
-        args.serve,
-        Vec::new(),
-        Local::Play(frames, speed),
-        thresholds,
-    )
+    let replay = crate::ingest::player::Replay::new(frames, args.speed);
+    replay
+        .spawn_timeline(thresholds.clone(), crate::hub::diagnoser::DEFAULT_WINDOW)
+        .context("cannot start the verdict timeline")?;
+    serve::run(args.serve, Vec::new(), Local::Play(replay), thresholds)
 }

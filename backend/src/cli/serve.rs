@@ -30,7 +30,7 @@ pub enum Local {
     /// Sample this host (`serve`).
     Sample,
     /// Play recorded or imported frames of one host (`replay`).
-    Play(Vec<shared::Frame>, crate::ingest::player::Speed),
+    Play(std::sync::Arc<crate::ingest::player::Replay>),
     /// No host of its own (`hub`).
     Nothing,
 }
@@ -60,7 +60,7 @@ async fn serve_async(
     thresholds: shared::diagnosis::Thresholds,
 ) -> anyhow::Result<()> {
     let played_host = match &source {
-        Local::Play(frames, _) => frames.first().map(|f| f.host.clone()),
+        Local::Play(replay) => replay.frames.first().map(|f| f.host.clone()),
         _ => None,
     };
     let host = args
@@ -171,6 +171,9 @@ async fn serve_async(
     }
     let fleet = Fleet::new(hubs);
     let mut state = AppState::for_fleet(fleet.clone(), auth);
+    if let Local::Play(replay) = &source {
+        state.replay = Some(replay.clone());
+    }
     state.metrics = MetricsPolicy {
         options: crate::metrics::Options {
             hub_mode: !links.is_empty(),
@@ -199,10 +202,10 @@ async fn serve_async(
                     .context("cannot start the sampler thread")?,
             ))
         }
-        (Some(hub), Local::Play(frames, speed)) => {
+        (Some(hub), Local::Play(replay)) => {
             let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
             Some(Feeding::Player(
-                crate::ingest::player::spawn(frames, speed, hub, diagnoser)
+                crate::ingest::player::spawn(replay, hub, diagnoser)
                     .context("cannot start the player thread")?,
             ))
         }

@@ -62,6 +62,8 @@ pub struct AppState {
     pub viewers: Arc<Semaphore>,
     /// Who may scrape `/metrics` and how it labels hosts.
     pub metrics: MetricsPolicy,
+    /// The replay being served (`vramio replay`), for `/api/replay`.
+    pub replay: Option<Arc<crate::ingest::player::Replay>>,
 }
 
 /// Concurrent WebSocket viewers served; more get 503. Each costs a task and at most
@@ -102,6 +104,7 @@ impl AppState {
                 public: false,
             },
             viewers: Arc::new(Semaphore::new(MAX_VIEWERS)),
+            replay: None,
         }
     }
 }
@@ -118,6 +121,7 @@ pub fn app(state: AppState) -> Router<()> {
         .route("/api/snapshot", get(snapshot))
         .route("/api/health", get(health))
         .route("/api/schema", get(schema))
+        .route("/api/replay", get(replay))
         .route("/api/{*rest}", any(api_not_found))
         .route_layer(axum::middleware::from_fn(auth::require_viewer));
     let admin = Router::new()
@@ -294,6 +298,19 @@ async fn snapshot(
             StatusCode::SERVICE_UNAVAILABLE,
             "no_frame_yet",
             "the first sample has not been taken yet; retry in a second",
+        ),
+    }
+}
+
+/// `GET /api/replay`: the replay's span, position, speed and verdict timeline; 404 when this
+/// server is not replaying.
+async fn replay(State(state): State<AppState>) -> Response {
+    match &state.replay {
+        Some(r) => Json(r.info()).into_response(),
+        None => error_response(
+            StatusCode::NOT_FOUND,
+            "not_replaying",
+            "this server shows live data, not a replay",
         ),
     }
 }

@@ -6,7 +6,9 @@ use crate::collect::ticker::Stop;
 use crate::hub::Hub;
 use crate::hub::diagnoser::Diagnoser;
 use shared::Frame;
-use std::sync::Arc;
+use shared::replay::{ReplayInfo, Segment};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How fast a replay runs.
@@ -64,6 +66,66 @@ impl std::fmt::Display for Speed {
     }
 }
 
+/// A replay: its frames, its speed, where it is, and its verdict timeline once worked out.
+#[derive(Debug)]
+pub struct Replay {
+    pub frames: Vec<Frame>,
+    pub speed: Speed,
+    /// `t_ms` of the frame played last, 0 before the first.
+    position: AtomicU64,
+    timeline: OnceLock<Vec<Segment>>,
+}
+
+impl Replay {
+    pub fn new(frames: Vec<Frame>, speed: Speed) -> Arc<Replay> {
+        Arc::new(Replay {
+            frames,
+            speed,
+            position: AtomicU64::new(0),
+            timeline: OnceLock::new(),
+        })
+    }
+
+    /// Works out the verdict timeline (seconds for a day at 1 Hz) on a thread of its own.
+    pub fn spawn_timeline(
+        self: &Arc<Self>,
+        thresholds: shared::diagnosis::Thresholds,
+        window: Duration,
+    ) -> std::io::Result<()> {
+        let me = self.clone();
+        std::thread::Builder::new()
+            .name("vramio-timeline".into())
+            .spawn(move || {
+                let ms = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
+                let started = Instant::now();
+                let t = shared::replay::verdict_timeline(&me.frames, &thresholds, ms);
+                tracing::info!(
+                    segments = t.len(),
+                    frames = me.frames.len(),
+                    secs = started.elapsed().as_secs_f64(),
+                    "verdict timeline ready"
+                );
+                let _ = me.timeline.set(t);
+            })
+            .map(|_| ())
+    }
+
+    /// What `GET /api/replay` answers.
+    pub fn info(&self) -> ReplayInfo {
+        ReplayInfo {
+            start_ms: self.frames.first().map_or(0, |f| f.t_ms),
+            end_ms: self.frames.last().map_or(0, |f| f.t_ms),
+            position_ms: Some(self.position.load(Ordering::Relaxed)).filter(|t| *t > 0),
+            speed: match self.speed {
+                Speed::Times(x) => Some(x),
+                Speed::Max => None,
+            },
+            frames: self.frames.len(),
+            timeline: self.timeline.get().cloned(),
+        }
+    }
+}
+
 /// The player's thread.
 pub struct Playing {
     stop: Arc<Stop>,
@@ -77,13 +139,9 @@ impl Playing {
     }
 }
 
-/// Starts playing `frames` (in time order) into `hub`.
-pub fn spawn(
-    frames: Vec<Frame>,
-    speed: Speed,
-    hub: Hub,
-    mut diagnoser: Diagnoser,
-) -> std::io::Result<Playing> {
+/// Starts playing the replay's frames (in time order) into `hub`.
+pub fn spawn(replay: Arc<Replay>, hub: Hub, mut diagnoser: Diagnoser) -> std::io::Result<Playing> {
+    let speed = replay.speed;
     let stop = Stop::new();
     let stopper = stop.clone();
     let thread = std::thread::Builder::new()
@@ -92,7 +150,7 @@ pub fn spawn(
             let start = Instant::now();
             let mut at = Duration::ZERO;
             let mut prev_t: Option<u64> = None;
-            for frame in frames {
+            for frame in &replay.frames {
                 if let Some(prev) = prev_t {
                     at += speed.wait(frame.t_ms.saturating_sub(prev));
                 }
@@ -103,7 +161,8 @@ pub fn spawn(
                 if stopper.is_stopped() {
                     return;
                 }
-                diagnoser.publish_to(&hub, frame);
+                diagnoser.publish_to(&hub, frame.clone());
+                replay.position.store(frame.t_ms, Ordering::Relaxed);
             }
             tracing::info!("the replay reached its end");
         })?;
@@ -138,7 +197,8 @@ mod tests {
             .map(|i| Frame::empty("h", 0, 1_700_000_000_000 + i * 1000, 1000))
             .collect();
         let diagnoser = Diagnoser::new(Default::default(), Duration::from_secs(60));
-        let p = spawn(frames, Speed::Times(100.0), hub.clone(), diagnoser).expect("thread");
+        let replay = Replay::new(frames, Speed::Times(100.0));
+        let p = spawn(replay.clone(), hub.clone(), diagnoser).expect("thread");
         let deadline = Instant::now() + Duration::from_secs(5);
         while hub.history_len() < 5 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
@@ -148,5 +208,12 @@ mod tests {
         assert_eq!(t.len(), 5);
         assert!(t.windows(2).all(|w| w[1] - w[0] == 1000));
         assert!(hub.latest_diagnosis().is_some());
+        let info = replay.info();
+        assert_eq!(info.position_ms, Some(1_700_000_004_000));
+        assert_eq!(
+            (info.start_ms, info.end_ms, info.frames),
+            (1_700_000_000_000, 1_700_000_004_000, 5)
+        );
+        assert_eq!(info.speed, Some(100.0));
     }
 }

@@ -49,7 +49,7 @@ pub mod words;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 
 pub use evidence::{Comparison, Evidence, Held, Metric, Threshold, Unit};
 pub use model::{
