@@ -136,6 +136,11 @@ pub async fn create_share(req: &CreateShare) -> Result<ShareInfo, ApiFailure> {
     decode(&expect(answer, 201)?)
 }
 
+/// `GET /api/replay`: the replay's span, position and verdict timeline (404 on a live server).
+pub async fn replay() -> Result<shared::replay::ReplayInfo, ApiFailure> {
+    decode(&expect(call("GET", "/api/replay", None).await?, 200)?)
+}
+
 /// `DELETE /api/shares/<id>`: revokes a link (admin only).
 pub async fn revoke_share(id: &str) -> Result<(), ApiFailure> {
     let path = format!("/api/shares/{}", js_sys::encode_uri_component(id));

@@ -100,6 +100,7 @@ fn Detail(route: ReadSignal<crate::route::Route>, now: ReadSignal<f64>) -> impl 
     });
     view! {
         {move || hub_host.get().map(|name| view! { <HostHead name now /> })}
+        <crate::views::replay::ReplayBar />
         <VerdictBanner />
         <Notices now />
         <Show

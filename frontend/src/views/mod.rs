@@ -12,6 +12,7 @@ pub mod host;
 pub mod hub;
 pub mod overview;
 pub mod projection;
+pub mod replay;
 pub mod share;
 pub mod status;
 pub mod suggestions;

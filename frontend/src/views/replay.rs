@@ -1,0 +1,181 @@
+//! The replay bar (under `vramio replay`): where the player is in the recording, at what speed,
+//! and the verdict timeline under it, coloured by severity, from `GET /api/replay` (polled once a
+//! second; absent on a live server, which answers 404).
+
+use crate::api;
+use crate::diag::text::local_tz;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use shared::diagnosis::words::{clock_text, severity_text, verdict_text};
+use shared::replay::{ReplayInfo, Segment};
+use std::time::Duration;
+
+/// One segment of the timeline as drawn: left edge and width in percent of the span, its CSS
+/// class and its tooltip.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Drawn {
+    pub left_pct: f64,
+    pub width_pct: f64,
+    pub class: String,
+    pub title: String,
+}
+
+/// Where each segment goes on a bar from `start_ms` to `end_ms`; a segment of one frame still
+/// gets a visible sliver.
+pub fn layout(start_ms: u64, end_ms: u64, segments: &[Segment]) -> Vec<Drawn> {
+    let span = end_ms.saturating_sub(start_ms).max(1) as f64;
+    let pct = |t: u64| (t.saturating_sub(start_ms) as f64 / span * 100.0).clamp(0.0, 100.0);
+    segments
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            // A segment reaches the next one's start, so the bar has no gaps between them.
+            let to = segments.get(i + 1).map_or(s.to_ms, |n| n.from_ms);
+            let left = pct(s.from_ms);
+            Drawn {
+                left_pct: left,
+                width_pct: (pct(to) - left).max(0.3),
+                class: format!("replay-seg sev-{}", s.severity.id()),
+                title: format!(
+                    "{} ({}) from {}",
+                    verdict_text(s.verdict),
+                    severity_text(s.severity),
+                    clock_text(s.from_ms, shared::diagnosis::words::Tz::UTC)
+                ),
+            }
+        })
+        .collect()
+}
+
+/// How far the player is, in percent of the span.
+pub fn progress_pct(info: &ReplayInfo) -> f64 {
+    let span = info.end_ms.saturating_sub(info.start_ms).max(1) as f64;
+    info.position_ms.map_or(0.0, |p| {
+        (p.saturating_sub(info.start_ms) as f64 / span * 100.0).clamp(0.0, 100.0)
+    })
+}
+
+#[component]
+pub fn ReplayBar() -> impl IntoView {
+    let info = RwSignal::new(None::<ReplayInfo>);
+    let live = RwSignal::new(false);
+    let poll = move || {
+        spawn_local(async move {
+            match api::replay().await {
+                Ok(i) => info.set(Some(i)),
+                Err(e) if e.status() == Some(404) => live.set(true),
+                Err(_) => {}
+            }
+        });
+    };
+    poll();
+    if let Ok(handle) = set_interval_with_handle(
+        move || {
+            if !live.get_untracked() {
+                poll();
+            }
+        },
+        Duration::from_secs(1),
+    ) {
+        on_cleanup(move || handle.clear());
+    }
+    move || {
+        info.get().map(|i| {
+            let tz = local_tz();
+            let speed = i.speed.map_or("full speed".to_owned(), |x| format!("{x}x"));
+            let at = i.position_ms.map_or("starting".to_owned(), |t| clock_text(t, tz));
+            let segments = layout(i.start_ms, i.end_ms, i.timeline.as_deref().unwrap_or(&[]));
+            let pending = i.timeline.is_none();
+            view! {
+                <section class="replay-bar" id="replay-bar">
+                    <div class="replay-head">
+                        <strong>"Replay"</strong>
+                        <span class="replay-pos" id="replay-pos">{at}</span>
+                        <span class="replay-speed">{speed}</span>
+                        <span class="replay-span">
+                            {clock_text(i.start_ms, tz)} " – " {clock_text(i.end_ms, tz)}
+                            {format!(", {} frames", i.frames)}
+                        </span>
+                    </div>
+                    <div class="replay-track">
+                        <div class="replay-fill" style=format!("width:{:.2}%", progress_pct(&i))></div>
+                    </div>
+                    <div class="replay-timeline" id="replay-timeline" title="the verdict over the recording">
+                        {segments
+                            .into_iter()
+                            .map(|d| {
+                                view! {
+                                    <span
+                                        class=d.class
+                                        style=format!("left:{:.3}%;width:{:.3}%", d.left_pct, d.width_pct)
+                                        title=d.title
+                                    ></span>
+                                }
+                            })
+                            .collect_view()}
+                    </div>
+                    {pending.then(|| view! { <p class="replay-note">"Working out the verdict timeline…"</p> })}
+                </section>
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::diagnosis::{Severity, Verdict};
+
+    fn seg(from_ms: u64, to_ms: u64, verdict: Verdict, severity: Severity) -> Segment {
+        Segment {
+            from_ms,
+            to_ms,
+            verdict,
+            severity,
+        }
+    }
+
+    #[test]
+    fn segments_fill_the_bar_in_time_and_colour_by_severity() {
+        let t = [
+            seg(0, 49_000, Verdict::Healthy, Severity::Ok),
+            seg(
+                50_000,
+                100_000,
+                Verdict::GpuMemoryPressure,
+                Severity::Critical,
+            ),
+        ];
+        let d = layout(0, 100_000, &t);
+        assert_eq!(d.len(), 2);
+        assert_eq!((d[0].left_pct, d[0].width_pct), (0.0, 50.0));
+        assert_eq!((d[1].left_pct, d[1].width_pct), (50.0, 50.0));
+        assert_eq!(d[1].class, "replay-seg sev-critical");
+        assert!(d[1].title.contains("00:00"), "{}", d[1].title);
+        // A one-frame segment is still visible.
+        let one = layout(
+            0,
+            100_000,
+            &[seg(100_000, 100_000, Verdict::NoData, Severity::Unknown)],
+        );
+        assert!(one[0].width_pct > 0.0 && one[0].left_pct == 100.0);
+        assert!(layout(5, 5, &[]).is_empty());
+    }
+
+    #[test]
+    fn progress_follows_the_position() {
+        let mut i = ReplayInfo {
+            start_ms: 1000,
+            end_ms: 3000,
+            position_ms: None,
+            speed: Some(10.0),
+            frames: 3,
+            timeline: None,
+        };
+        assert_eq!(progress_pct(&i), 0.0);
+        i.position_ms = Some(2000);
+        assert_eq!(progress_pct(&i), 50.0);
+        i.position_ms = Some(9000);
+        assert_eq!(progress_pct(&i), 100.0);
+    }
+}
