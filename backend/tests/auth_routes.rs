@@ -238,6 +238,13 @@ async fn every_route_under_every_credential() {
             body: None,
             want: [401, 401, 303, 404, 404, 404, 401, 401],
         },
+        // Only the admin steers a replay.
+        Row {
+            method: Method::POST,
+            path: "/api/replay",
+            body: Some(r#"{"playing":false}"#),
+            want: [401, 401, 401, 404, 404, 403, 401, 401],
+        },
         Row {
             method: Method::GET,
             path: "/api/nothing-here",

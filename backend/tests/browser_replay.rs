@@ -1,6 +1,7 @@
 //! `vramio replay` in a real browser: a log whose verdict changes halfway (GPU memory from 40% to
 //! 97%) is played at 10x; the page shows the replay bar with the verdict timeline in two colours,
-//! its position moves, and the banner turns to `gpu_memory_pressure` as the second half plays.
+//! its position moves, Pause holds it, and at full speed the banner turns to
+//! `gpu_memory_pressure` as the second half plays.
 
 #[path = "common/browser_kit.rs"]
 mod browser_kit;
@@ -71,7 +72,7 @@ async fn the_replay_bar_shows_the_verdict_timeline_and_the_page_follows_the_play
         "the first half is not the pressure: {classes:?}"
     );
 
-    // The position moves as the frames play, and the banner follows them into the pressure.
+    // The position moves as the frames play.
     let first = text(&c, "#replay-pos").await.unwrap_or_default();
     wait_for(Duration::from_secs(20), "the position to move", || async {
         text(&c, "#replay-pos")
@@ -80,6 +81,46 @@ async fn the_replay_bar_shows_the_verdict_timeline_and_the_page_follows_the_play
             .map(|_| ())
     })
     .await;
+
+    // Pause: the position stops.
+    c.find(Locator::Css("#replay-toggle"))
+        .await
+        .expect("the pause button")
+        .click()
+        .await
+        .expect("click pause");
+    wait_for(Duration::from_secs(10), "paused", || async {
+        (attr(&c, "#replay-toggle", "data-playing").await.as_deref() == Some("false")).then_some(())
+    })
+    .await;
+    let held = text(&c, "#replay-pos").await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(
+        text(&c, "#replay-pos").await,
+        held,
+        "paused, the position holds"
+    );
+
+    // As fast as it goes, then play: the banner follows the frames into the pressure.
+    c.find(Locator::Css(r#".replay-speed-btn[data-speed="max"]"#))
+        .await
+        .expect("the max speed button")
+        .click()
+        .await
+        .expect("click max");
+    wait_for(Duration::from_secs(10), "full speed", || async {
+        text(&c, "#replay-speed")
+            .await
+            .filter(|t| t == "full speed")
+            .map(|_| ())
+    })
+    .await;
+    c.find(Locator::Css("#replay-toggle"))
+        .await
+        .expect("the play button")
+        .click()
+        .await
+        .expect("click play");
     let verdict = wait_for(Duration::from_secs(20), "the pressure verdict", || async {
         attr(&c, r#"[data-testid="verdict-banner"]"#, "data-verdict")
             .await

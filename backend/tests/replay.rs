@@ -98,6 +98,43 @@ async fn a_recording_replays_in_order_behind_the_token() {
     assert_eq!(timeline.first().map(|t| t.from_ms), first);
     assert_eq!(timeline.last().map(|t| t.to_ms), last);
 
+    // The admin steers it: a bad speed is refused, and the answer is the new state.
+    let post_headers = [
+        ("host", s.authority()),
+        ("authorization", bearer.as_str()),
+        ("content-type", "application/json"),
+    ];
+    let bad = http(
+        s.authority(),
+        "POST",
+        "/api/replay",
+        &post_headers,
+        r#"{"speed":"fast"}"#,
+    )
+    .await;
+    assert_eq!(bad.status, 400, "{}", bad.text());
+    let paused = http(
+        s.authority(),
+        "POST",
+        "/api/replay",
+        &post_headers,
+        r#"{"playing":false,"speed":"60x"}"#,
+    )
+    .await;
+    assert_eq!(paused.status, 200, "{}", paused.text());
+    let paused: shared::replay::ReplayInfo = serde_json::from_slice(&paused.body).expect("info");
+    assert!(!paused.playing);
+    assert_eq!(paused.speed, Some(60.0));
+    let none = http(
+        s.authority(),
+        "POST",
+        "/api/replay",
+        &host,
+        r#"{"playing":true}"#,
+    )
+    .await;
+    assert_eq!(none.status, 401);
+
     // The recording's own times, in its order.
     let times: Vec<u64> = recorded.iter().map(|f| f.t_ms).collect();
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");

@@ -141,6 +141,14 @@ pub async fn replay() -> Result<shared::replay::ReplayInfo, ApiFailure> {
     decode(&expect(call("GET", "/api/replay", None).await?, 200)?)
 }
 
+/// `POST /api/replay`: pauses or plays the replay and sets its speed (admin only).
+pub async fn steer_replay(
+    control: &shared::replay::ReplayControl,
+) -> Result<shared::replay::ReplayInfo, ApiFailure> {
+    let answer = call("POST", "/api/replay", Some(encode(control)?)).await?;
+    decode(&expect(answer, 200)?)
+}
+
 /// `DELETE /api/shares/<id>`: revokes a link (admin only).
 pub async fn revoke_share(id: &str) -> Result<(), ApiFailure> {
     let path = format!("/api/shares/{}", js_sys::encode_uri_component(id));

@@ -6,6 +6,15 @@ use crate::frame::Frame;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// `POST /api/replay` (admin): pause or play, and the speed (`1`, `10x`, `60`, `max`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayControl {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playing: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<String>,
+}
+
 /// One stretch of the recording with one verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Segment {
@@ -29,6 +38,8 @@ pub struct ReplayInfo {
     /// Times real time; absent for "as fast as it goes".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<f64>,
+    /// Whether it plays (false: paused).
+    pub playing: bool,
     pub frames: usize,
     /// The verdict over the recording, in order; absent while it is still being worked out.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -132,6 +132,7 @@ pub fn app(state: AppState) -> Router<()> {
                 .delete(share_routes::revoke_all),
         )
         .route("/api/shares/{id}", delete(share_routes::revoke))
+        .route("/api/replay", post(steer_replay))
         .route_layer(axum::middleware::from_fn(auth::require_admin));
     // Checks its own credentials: the scrape token counts there, and `--metrics-public` can
     // open it.
@@ -313,6 +314,31 @@ async fn replay(State(state): State<AppState>) -> Response {
             "this server shows live data, not a replay",
         ),
     }
+}
+
+/// `POST /api/replay` (admin): pause or play the replay and set its speed; answers the new state.
+async fn steer_replay(
+    State(state): State<AppState>,
+    Json(control): Json<shared::replay::ReplayControl>,
+) -> Response {
+    let Some(r) = &state.replay else {
+        return error_response(
+            StatusCode::NOT_FOUND,
+            "not_replaying",
+            "this server shows live data, not a replay",
+        );
+    };
+    let speed = match control
+        .speed
+        .as_deref()
+        .map(crate::ingest::player::Speed::parse)
+    {
+        Some(Err(why)) => return error_response(StatusCode::BAD_REQUEST, "bad_speed", &why),
+        Some(Ok(s)) => Some(s),
+        None => None,
+    };
+    r.steer(control.playing, speed);
+    Json(r.info()).into_response()
 }
 
 async fn health(State(state): State<AppState>, Extension(granted): Extension<Granted>) -> Response {

@@ -8,7 +8,7 @@ use crate::hub::diagnoser::Diagnoser;
 use shared::Frame;
 use shared::replay::{ReplayInfo, Segment};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 /// How fast a replay runs.
@@ -66,11 +66,20 @@ impl std::fmt::Display for Speed {
     }
 }
 
-/// A replay: its frames, its speed, where it is, and its verdict timeline once worked out.
+/// How the player is told to go.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Control {
+    playing: bool,
+    speed: Speed,
+}
+
+/// A replay: its frames, how it plays, where it is, and its verdict timeline once worked out.
 #[derive(Debug)]
 pub struct Replay {
     pub frames: Vec<Frame>,
-    pub speed: Speed,
+    control: Mutex<Control>,
+    /// Notified when `control` changes, so a waiting player re-paces at once.
+    changed: Condvar,
     /// `t_ms` of the frame played last, 0 before the first.
     position: AtomicU64,
     timeline: OnceLock<Vec<Segment>>,
@@ -80,10 +89,62 @@ impl Replay {
     pub fn new(frames: Vec<Frame>, speed: Speed) -> Arc<Replay> {
         Arc::new(Replay {
             frames,
-            speed,
+            control: Mutex::new(Control {
+                playing: true,
+                speed,
+            }),
+            changed: Condvar::new(),
             position: AtomicU64::new(0),
             timeline: OnceLock::new(),
         })
+    }
+
+    fn control(&self) -> std::sync::MutexGuard<'_, Control> {
+        self.control.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Pauses or plays, and sets the speed; what is not given stays.
+    pub fn steer(&self, playing: Option<bool>, speed: Option<Speed>) {
+        let mut c = self.control();
+        if let Some(p) = playing {
+            c.playing = p;
+        }
+        if let Some(s) = speed {
+            c.speed = s;
+        }
+        self.changed.notify_all();
+    }
+
+    /// Waits until the frame `gap_ms` after the one published at `since` is due (paused time
+    /// does not count), or until `stop`; returns false when stopped.
+    fn wait_for_next(&self, since: Instant, gap_ms: u64, stop: &Stop) -> bool {
+        let mut c = self.control();
+        let mut paused_for = Duration::ZERO;
+        loop {
+            if stop.is_stopped() {
+                return false;
+            }
+            if !c.playing {
+                let at = Instant::now();
+                let (guard, _) = self
+                    .changed
+                    .wait_timeout(c, Duration::from_millis(200))
+                    .unwrap_or_else(PoisonError::into_inner);
+                c = guard;
+                paused_for += at.elapsed();
+                continue;
+            }
+            let due = since + paused_for + c.speed.wait(gap_ms);
+            let now = Instant::now();
+            if now >= due {
+                return true;
+            }
+            let (guard, _) = self
+                .changed
+                .wait_timeout(c, (due - now).min(Duration::from_millis(200)))
+                .unwrap_or_else(PoisonError::into_inner);
+            c = guard;
+        }
     }
 
     /// Works out the verdict timeline (seconds for a day at 1 Hz) on a thread of its own.
@@ -112,14 +173,16 @@ impl Replay {
 
     /// What `GET /api/replay` answers.
     pub fn info(&self) -> ReplayInfo {
+        let control = *self.control();
         ReplayInfo {
             start_ms: self.frames.first().map_or(0, |f| f.t_ms),
             end_ms: self.frames.last().map_or(0, |f| f.t_ms),
             position_ms: Some(self.position.load(Ordering::Relaxed)).filter(|t| *t > 0),
-            speed: match self.speed {
+            speed: match control.speed {
                 Speed::Times(x) => Some(x),
                 Speed::Max => None,
             },
+            playing: control.playing,
             frames: self.frames.len(),
             timeline: self.timeline.get().cloned(),
         }
@@ -141,26 +204,24 @@ impl Playing {
 
 /// Starts playing the replay's frames (in time order) into `hub`.
 pub fn spawn(replay: Arc<Replay>, hub: Hub, mut diagnoser: Diagnoser) -> std::io::Result<Playing> {
-    let speed = replay.speed;
     let stop = Stop::new();
     let stopper = stop.clone();
     let thread = std::thread::Builder::new()
         .name("vramio-player".into())
         .spawn(move || {
-            let start = Instant::now();
-            let mut at = Duration::ZERO;
+            let mut published = Instant::now();
             let mut prev_t: Option<u64> = None;
             for frame in &replay.frames {
-                if let Some(prev) = prev_t {
-                    at += speed.wait(frame.t_ms.saturating_sub(prev));
-                }
-                prev_t = Some(frame.t_ms);
-                if !at.is_zero() && stopper.sleep_until(start + at) {
+                if let Some(prev) = prev_t
+                    && !replay.wait_for_next(published, frame.t_ms.saturating_sub(prev), &stopper)
+                {
                     return;
                 }
                 if stopper.is_stopped() {
                     return;
                 }
+                prev_t = Some(frame.t_ms);
+                published = Instant::now();
                 diagnoser.publish_to(&hub, frame.clone());
                 replay.position.store(frame.t_ms, Ordering::Relaxed);
             }
@@ -215,5 +276,34 @@ mod tests {
             (1_700_000_000_000, 1_700_000_004_000, 5)
         );
         assert_eq!(info.speed, Some(100.0));
+        assert!(info.playing);
+    }
+
+    #[test]
+    fn a_paused_replay_waits_and_a_faster_one_catches_up() {
+        let hub = Hub::new(
+            "h",
+            Duration::from_secs(1),
+            crate::hub::HubConfig::for_interval(Duration::from_secs(1)),
+        );
+        let frames: Vec<Frame> = (0..50)
+            .map(|i| Frame::empty("h", 0, 1_700_000_000_000 + i * 1000, 1000))
+            .collect();
+        let replay = Replay::new(frames, Speed::Times(1.0));
+        replay.steer(Some(false), None);
+        let diagnoser = Diagnoser::new(Default::default(), Duration::from_secs(60));
+        let p = spawn(replay.clone(), hub.clone(), diagnoser).expect("thread");
+        std::thread::sleep(Duration::from_millis(600));
+        // The first frame is out; paused, no second one follows.
+        assert_eq!(hub.history_len(), 1);
+        assert!(!replay.info().playing);
+        replay.steer(Some(true), Some(Speed::Max));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while hub.history_len() < 50 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(hub.history_len(), 50);
+        assert_eq!(replay.info().speed, None);
+        p.stop_and_join();
     }
 }

@@ -6,8 +6,9 @@ use crate::api;
 use crate::diag::text::local_tz;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use shared::access::{Role, SessionInfo};
 use shared::diagnosis::words::{clock_text, severity_text, verdict_text};
-use shared::replay::{ReplayInfo, Segment};
+use shared::replay::{ReplayControl, ReplayInfo, Segment};
 use std::time::Duration;
 
 /// One segment of the timeline as drawn: left edge and width in percent of the span, its CSS
@@ -55,9 +56,20 @@ pub fn progress_pct(info: &ReplayInfo) -> f64 {
     })
 }
 
+/// The speeds the bar offers, as `POST /api/replay` takes them.
+const SPEEDS: [(&str, &str); 4] = [("1x", "1"), ("10x", "10"), ("60x", "60"), ("max", "max")];
+
 #[component]
 pub fn ReplayBar() -> impl IntoView {
+    let admin = use_context::<SessionInfo>().is_some_and(|s| s.role == Role::Admin);
     let info = RwSignal::new(None::<ReplayInfo>);
+    let steer = move |control: ReplayControl| {
+        spawn_local(async move {
+            if let Ok(i) = api::steer_replay(&control).await {
+                info.set(Some(i));
+            }
+        });
+    };
     let live = RwSignal::new(false);
     let poll = move || {
         spawn_local(async move {
@@ -86,12 +98,51 @@ pub fn ReplayBar() -> impl IntoView {
             let at = i.position_ms.map_or("starting".to_owned(), |t| clock_text(t, tz));
             let segments = layout(i.start_ms, i.end_ms, i.timeline.as_deref().unwrap_or(&[]));
             let pending = i.timeline.is_none();
+            let playing = i.playing;
+            let controls = admin.then(|| {
+                view! {
+                    <span class="replay-controls">
+                        <button
+                            id="replay-toggle"
+                            data-playing=if playing { "true" } else { "false" }
+                            on:click=move |_| {
+                                steer(ReplayControl {
+                                    playing: Some(!playing),
+                                    speed: None,
+                                })
+                            }
+                        >
+                            {if playing { "Pause" } else { "Play" }}
+                        </button>
+                        {SPEEDS
+                            .into_iter()
+                            .map(|(label, value)| {
+                                view! {
+                                    <button
+                                        class="replay-speed-btn"
+                                        data-speed=value
+                                        on:click=move |_| {
+                                            steer(ReplayControl {
+                                                playing: None,
+                                                speed: Some(value.to_owned()),
+                                            })
+                                        }
+                                    >
+                                        {label}
+                                    </button>
+                                }
+                            })
+                            .collect_view()}
+                    </span>
+                }
+            });
             view! {
                 <section class="replay-bar" id="replay-bar">
                     <div class="replay-head">
                         <strong>"Replay"</strong>
                         <span class="replay-pos" id="replay-pos">{at}</span>
-                        <span class="replay-speed">{speed}</span>
+                        <span class="replay-speed" id="replay-speed">{speed}</span>
+                        {controls}
                         <span class="replay-span">
                             {clock_text(i.start_ms, tz)} " – " {clock_text(i.end_ms, tz)}
                             {format!(", {} frames", i.frames)}
@@ -171,6 +222,7 @@ mod tests {
             speed: Some(10.0),
             frames: 3,
             timeline: None,
+            playing: true,
         };
         assert_eq!(progress_pct(&i), 0.0);
         i.position_ms = Some(2000);
