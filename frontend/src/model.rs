@@ -137,6 +137,10 @@ pub struct HostData {
     /// Browser clock (ms since the epoch) when `latest` arrived; ages use it, not the host's clock.
     received_at_ms: Option<f64>,
     status: Option<HostStatus>,
+    /// After a `reset`: the new history being gathered, and how many of its frames are still to
+    /// come. It replaces what is shown once they are all in, so the page never shows an empty or
+    /// half-filled host in between.
+    next: Option<(Box<HostData>, u64)>,
 }
 
 impl HostData {
@@ -146,7 +150,35 @@ impl HostData {
             history: Ring::new(history_capacity(interval_ms)),
             received_at_ms: None,
             status: None,
+            next: None,
         }
+    }
+
+    /// The server replaced this host's history: the next `frames` frames (at least one) are the
+    /// new one.
+    pub fn reset(&mut self, frames: u64) {
+        let interval = self.latest.as_ref().map_or(1000, |f| f.interval_ms);
+        self.next = Some((Box::new(HostData::new(interval)), frames.max(1)));
+    }
+
+    /// Shows the new history gathered so far, however much of it came (a live frame came first).
+    pub fn settle(&mut self) {
+        if let Some((next, _)) = self.next.take() {
+            self.swap_in(*next);
+        }
+    }
+
+    /// [`HostData::settle`] where a new history was gathering; whether one was.
+    pub fn settle_pending(&mut self) -> bool {
+        let pending = self.next.as_ref().is_some_and(|(n, _)| n.latest.is_some());
+        self.settle();
+        pending
+    }
+
+    fn swap_in(&mut self, next: HostData) {
+        let status = self.status.take();
+        *self = next;
+        self.status = status;
     }
 
     pub fn latest(&self) -> Option<&FrameRef> {
@@ -170,6 +202,15 @@ impl HostData {
 
     /// Takes `frame` unless its seq was already seen. `now_ms` is the browser's clock.
     pub fn push(&mut self, frame: Frame, now_ms: f64) -> Accepted {
+        if let Some((next, left)) = &mut self.next {
+            next.push(frame, now_ms);
+            *left = left.saturating_sub(1);
+            if *left > 0 {
+                return Accepted::Duplicate;
+            }
+            self.settle();
+            return Accepted::Restarted;
+        }
         let mut outcome = Accepted::New;
         if let Some(last) = &self.latest
             && frame.seq <= last.seq
@@ -220,6 +261,9 @@ impl Hosts {
 
     pub fn get(&self, host: &str) -> Option<&HostData> {
         self.hosts.get(host)
+    }
+    pub fn get_mut(&mut self, host: &str) -> Option<&mut HostData> {
+        self.hosts.get_mut(host)
     }
 
     pub fn names(&self) -> Vec<String> {
@@ -299,6 +343,46 @@ mod tests {
         let len = h.get("a").map(|d| d.history().len());
         assert_eq!(len, Some(1));
         assert_eq!(h.push("a", frame("a", 2, 201_000), 0.0), Accepted::New);
+    }
+
+    #[test]
+    fn a_reset_swaps_in_the_new_history_once_it_is_all_in() {
+        let mut d = HostData::new(1000);
+        for s in 1..=5 {
+            d.push(frame("a", s, 100_000 + s * 1000), 0.0);
+        }
+        d.set_status(HostStatus {
+            state: HostState::Up,
+            last_seen_ms: None,
+            error: None,
+        });
+        d.reset(3);
+        // The new history: higher seqs, earlier times (a replay jumped back).
+        assert_eq!(d.push(frame("a", 6, 10_000), 1.0), Accepted::Duplicate);
+        assert_eq!(d.push(frame("a", 7, 11_000), 1.0), Accepted::Duplicate);
+        assert_eq!(
+            d.history().len(),
+            5,
+            "the old one shows until the new is in"
+        );
+        assert_eq!(d.last_seq(), Some(5));
+        assert_eq!(d.push(frame("a", 8, 12_000), 1.0), Accepted::Restarted);
+        let times: Vec<u64> = d.history().iter().map(|s| s.t_ms).collect();
+        assert_eq!(times, vec![10_000, 11_000, 12_000]);
+        assert_eq!(d.last_seq(), Some(8));
+        assert!(d.status().is_some(), "the host's status stays");
+        assert_eq!(d.push(frame("a", 9, 13_000), 1.0), Accepted::New);
+
+        // Announced frames that do not all come: a live frame shows what did.
+        d.reset(10);
+        d.push(frame("a", 10, 1_000), 1.0);
+        d.settle();
+        assert_eq!(d.last_seq(), Some(10));
+        assert_eq!(d.history().len(), 1);
+        // None announced: the next frame starts the new history.
+        d.reset(0);
+        assert_eq!(d.push(frame("a", 11, 500), 1.0), Accepted::Restarted);
+        assert_eq!(d.history().len(), 1);
     }
 
     #[test]

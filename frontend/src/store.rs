@@ -6,7 +6,7 @@
 //! samples ([`crate::model::Hosts`]), deduplicated by seq, the latest diagnosis the server sent (the
 //! page never computes one) and, on a hub, the latest `summary` for the overview.
 
-use crate::model::{Accepted, FrameRef, HostStatus, Hosts, Sample, SummaryRef};
+use crate::model::{Accepted, FrameRef, HostData, HostStatus, Hosts, Sample, SummaryRef};
 use leptos::prelude::*;
 use shared::diagnosis::Diagnosis;
 use shared::window::Ring;
@@ -240,12 +240,16 @@ impl Store {
                     interval_ms,
                 }));
             }
-            ServerMsg::Backfill { host, frames } => self.hosts.update(|h| {
+            // Views hear of a backfill that shows something (not one still gathering a reset's
+            // new history).
+            ServerMsg::Backfill { host, frames } => self.hosts.maybe_update(|h| {
                 let interval = frames.first().map_or(1000, |f| f.interval_ms);
                 h.ensure(&host, interval);
+                let mut shown = false;
                 for frame in frames {
-                    h.push(&host, frame, now_ms);
+                    shown |= h.push(&host, frame, now_ms) != Accepted::Duplicate;
                 }
+                shown
             }),
             // An unchanged summary notifies nobody; a changed one its card and the card order.
             ServerMsg::Summary { host, summary } => {
@@ -258,9 +262,12 @@ impl Store {
                 });
             }
             ServerMsg::Frame { host, frame } => {
-                // Only a frame that changes something notifies the views.
-                self.hosts
-                    .maybe_update(|h| h.push(&host, *frame, now_ms) != Accepted::Duplicate);
+                // Only a frame that changes something notifies the views. A live frame ends any
+                // new history still gathering.
+                self.hosts.maybe_update(|h| {
+                    let settled = h.get_mut(&host).is_some_and(HostData::settle_pending);
+                    h.push(&host, *frame, now_ms) != Accepted::Duplicate || settled
+                });
             }
             ServerMsg::HostStatus {
                 host,
@@ -296,6 +303,12 @@ impl Store {
                     changed
                 });
             }
+            // Nothing shows until the new history is all in (see `HostData::reset`).
+            ServerMsg::Reset { host, frames } => self.hosts.update_untracked(|h| {
+                if let Some(d) = h.get_mut(&host) {
+                    d.reset(frames);
+                }
+            }),
             ServerMsg::Lagged { skipped } => self.notice(Notice::Lagged { skipped }),
             ServerMsg::Error { code, message } => self.notice(Notice::Server { code, message }),
             ServerMsg::Pong => {}

@@ -2,9 +2,10 @@
 //!
 //! Server: `hello` first, then `backfill` (frames the client missed or never saw), then one `frame`
 //! per tick per host, `summary` per tick for every host (a hub's overview), `diagnosis` when it
-//! changes (and at least every few seconds), `host_status`, `lagged { skipped }` when a client fell
-//! behind, `error` for a bad client message, `pong`. Client: `subscribe { hosts, since_seq, since }`
-//! (which hosts' full frames, resuming after which seq) and `ping`.
+//! changes (and at least every few seconds), `host_status`, `reset` when a replay jumps (the host's
+//! history is replaced by the `backfill` after it), `lagged { skipped }` when a client fell behind,
+//! `error` for a bad client message, `pong`. Client: `subscribe { hosts, since_seq, since }` (which
+//! hosts' full frames, resuming after which seq) and `ping`.
 //! [`PROTOCOL_VERSION`] changes on any breaking change; golden fixtures in `tests/` pin it.
 
 use crate::diagnosis::Diagnosis;
@@ -15,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped on any breaking change of the messages or of [`Frame`].
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Largest client message the server reads; larger ones close the socket with 1009.
 pub const MAX_CLIENT_MESSAGE_BYTES: usize = 4096;
@@ -57,6 +58,11 @@ pub enum ServerMsg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// The host's history was replaced (a replay jumped to another moment): the frames held for
+    /// it are no longer its recent past. The next `frames` frames backfilled are the new history
+    /// (with none, the next frame starts it); a page keeps showing the old one until they are all
+    /// in, then swaps, so nothing flashes empty or half-filled.
+    Reset { host: String, frames: u64 },
     /// The client fell behind and `skipped` frames were not sent; the stream goes on.
     Lagged { skipped: u64 },
     /// A client message was refused; the connection stays open.

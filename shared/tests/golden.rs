@@ -242,6 +242,13 @@ fn server_messages() -> Vec<(&'static str, ServerMsg)> {
                 error: Some("no frame for 3.2 s".into()),
             },
         ),
+        (
+            "server-reset",
+            ServerMsg::Reset {
+                host: "gpu-node-7".into(),
+                frames: 900,
+            },
+        ),
         ("server-lagged", ServerMsg::Lagged { skipped: 17 }),
         (
             "server-error",

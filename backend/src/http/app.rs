@@ -24,7 +24,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -303,6 +303,9 @@ async fn snapshot(
     }
 }
 
+/// How long `POST /api/replay` waits for a jump to be made.
+const SEEK_WAIT: Duration = Duration::from_secs(5);
+
 /// `GET /api/replay`: the replay's span, position, speed and verdict timeline; 404 when this
 /// server is not replaying.
 async fn replay(State(state): State<AppState>) -> Response {
@@ -316,7 +319,8 @@ async fn replay(State(state): State<AppState>) -> Response {
     }
 }
 
-/// `POST /api/replay` (admin): pause or play the replay and set its speed; answers the new state.
+/// `POST /api/replay` (admin): pause or play the replay, set its speed, jump to a moment; answers
+/// the new state (after a jump, once the hub holds that moment, so the page's next frames are it).
 async fn steer_replay(
     State(state): State<AppState>,
     Json(control): Json<shared::replay::ReplayControl>,
@@ -338,6 +342,22 @@ async fn steer_replay(
         None => None,
     };
     r.steer(control.playing, speed);
+    if let Some(t_ms) = control.seek_ms {
+        let r = r.clone();
+        let made = tokio::task::spawn_blocking(move || {
+            let n = r.seek(t_ms);
+            r.wait_for_seek(n, SEEK_WAIT)
+        })
+        .await
+        .unwrap_or(false);
+        if !made {
+            return error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "seek_pending",
+                "the player has not made the jump yet; it will",
+            );
+        }
+    }
     Json(r.info()).into_response()
 }
 

@@ -155,6 +155,9 @@ where
     if greet && s.send_msg(&hello).await.is_err() {
         return Ended::WriteFailed;
     }
+    // A history replaced from here on is news to this client; before, it is what it backfills.
+    let mut resets = hub.watch_resets();
+    resets.mark_unchanged();
     // Subscribe before reading history so no frame falls between the two.
     let subscription = hub.subscribe();
     let mut rx = subscription.frames;
@@ -224,7 +227,18 @@ where
                     Incoming::End(ended) => Err(ended),
                 },
             },
-            changed = diagnoses.changed(), if diagnoses_open => match changed {
+            changed = resets.changed() => match changed {
+                Ok(()) => {
+                    resets.mark_unchanged();
+                    let subscription = hub.subscribe();
+                    rx = subscription.frames;
+                    s.cursor = subscription.next_seq.saturating_sub(1);
+                    s.start_over(&mut diagnoses).await
+                }
+                Err(_) => Err(Ended::ServerShutdown),
+            },
+            // A diagnosis of a history this client has not been sent yet waits for the reset.
+            changed = diagnoses.changed(), if diagnoses_open && !resets.has_changed().unwrap_or(false) => match changed {
                 Ok(()) => {
                     let latest = diagnoses.borrow_and_update().clone();
                     match latest {
@@ -319,6 +333,34 @@ impl<S: Sink<Message> + Unpin> Session<S> {
             .await
     }
 
+    /// After the hub's history was replaced (a replay jumped): `reset`, the whole new history,
+    /// and the diagnosis that goes with it. The caller has subscribed afresh.
+    async fn start_over(
+        &mut self,
+        diagnoses: &mut tokio::sync::watch::Receiver<Option<Arc<crate::hub::DiagnosisEntry>>>,
+    ) -> Result<(), Ended> {
+        let entries = self.hub.history_after(None);
+        self.send_reset(entries.len()).await?;
+        self.send_backfill(&entries).await?;
+        if let Some(last) = entries.last() {
+            self.cursor = self.cursor.max(last.seq);
+        }
+        let current = diagnoses.borrow_and_update().clone();
+        match current {
+            Some(entry) => self.send(Message::Text(entry.message())).await,
+            None => Ok(()),
+        }
+    }
+
+    /// `reset`: the next `frames` frames backfilled are the host's new history.
+    async fn send_reset(&mut self, frames: usize) -> Result<(), Ended> {
+        self.send_msg(&ServerMsg::Reset {
+            host: self.hub.host().to_owned(),
+            frames: u64::try_from(frames).unwrap_or(u64::MAX),
+        })
+        .await
+    }
+
     /// Sends every held frame after `since` in `backfill` chunks, built from the frames' existing
     /// encodings (nothing is serialized again).
     async fn backfill(&mut self, since: Option<u64>) -> Result<(), Ended> {
@@ -327,7 +369,14 @@ impl<S: Sink<Message> + Unpin> Session<S> {
         // for seq to catch up with it.
         let newest = self.hub.latest().map(|e| e.seq);
         let since = since.filter(|s| newest.is_some_and(|n| *s <= n));
+        // A client that holds frames from before the history was replaced (it reconnects after a
+        // replay jumped) drops them first.
+        let stale = since.is_some_and(|s| s < self.hub.reset_floor());
+        let since = since.filter(|_| !stale);
         let entries: Vec<Arc<Entry>> = self.hub.history_after(since);
+        if stale {
+            self.send_reset(entries.len()).await?;
+        }
         self.send_backfill(&entries).await?;
         let last = entries.last().map(|e| e.seq);
         self.cursor = last.or(since).unwrap_or(self.cursor);

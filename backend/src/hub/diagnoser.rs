@@ -116,6 +116,37 @@ impl Diagnoser {
         }
     }
 
+    /// Forgets the window and the diagnosis before, then diagnoses `frames` (oldest first) one by
+    /// one, as if they had just played: a replay that jumps. The first ones rebuild the window
+    /// and the hysteresis; the diagnosis at the last one is returned and counts as sent.
+    pub fn restart(&mut self, frames: &[Frame]) -> Option<&Diagnosis> {
+        self.window.clear();
+        self.prev = None;
+        self.sent = None;
+        for f in frames {
+            self.observe(f.clone());
+        }
+        if let Some(d) = &self.prev {
+            self.sent = Some((signature(d), Instant::now()));
+        }
+        self.prev.as_ref()
+    }
+
+    /// Takes up a replay at a moment whose diagnosis is known (worked out from the verdict
+    /// timeline's checkpoints): `window` is the frames up to it, `diagnosis` its diagnosis, which
+    /// counts as sent and carries the hysteresis on.
+    pub fn resume(&mut self, window: &[Frame], diagnosis: Diagnosis) -> &Diagnosis {
+        self.window.clear();
+        self.window.extend(window.iter().cloned());
+        self.sent = Some((signature(&diagnosis), Instant::now()));
+        self.prev.insert(diagnosis)
+    }
+
+    /// The window's span in milliseconds.
+    pub fn span_ms(&self) -> u64 {
+        self.span_ms
+    }
+
     /// Frames currently in the window.
     pub fn window_len(&self) -> usize {
         self.window.len()
@@ -187,6 +218,21 @@ mod tests {
             };
         }
         assert_ne!(signature(&answer), signature(&base));
+    }
+
+    #[test]
+    fn a_restart_forgets_the_old_window_and_diagnoses_the_new_one() {
+        let mut d = Diagnoser::new(Thresholds::default(), Duration::from_secs(10));
+        for s in 0..30 {
+            d.observe(frame(1_000_000 + s * 1000));
+        }
+        let at = d
+            .restart(&[frame(5000), frame(6000), frame(7000)])
+            .map(|x| x.t_ms);
+        assert_eq!(at, Some(Some(7000)), "the diagnosis is the last frame's");
+        assert_eq!(d.window_len(), 3);
+        assert!(d.observe(frame(8000)).is_none(), "it counts as sent");
+        assert!(d.restart(&[]).is_none());
     }
 
     #[test]

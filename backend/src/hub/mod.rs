@@ -12,14 +12,19 @@
 //! subscribe or read history, is held just to push the encoded entry and broadcast it.
 
 pub mod diagnoser;
+mod entry;
 pub mod fleet;
+mod jump;
+
+use entry::{DIAGNOSIS_MSG_PREFIX, frame_msg_prefix};
+pub use entry::{DiagnosisEntry, Entry};
 
 use axum::extract::ws::Utf8Bytes;
 use shared::diagnosis::Diagnosis;
 use shared::window::Ring;
 use shared::{Frame, HostState};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
 
@@ -35,123 +40,6 @@ pub const MAX_HISTORY_FRAMES: usize = 9_000;
 pub const CHANNEL_CAPACITY: usize = 64;
 /// A host is `stale` after this many intervals without a frame.
 const STALE_AFTER_INTERVALS: u32 = 3;
-
-/// `{"type":"frame","host":<host>,"frame":` for the hub's host.
-fn frame_msg_prefix(host: &str) -> String {
-    let host = serde_json::to_string(host).unwrap_or_else(|_| "\"\"".into());
-    format!(r#"{{"type":"frame","host":{host},"frame":"#)
-}
-
-/// One published frame: its sequence number, time, and the `frame` message encoded once.
-#[derive(Debug)]
-pub struct Entry {
-    pub seq: u64,
-    pub t_ms: u64,
-    message: Utf8Bytes,
-    /// Bytes of `message` before the frame object.
-    prefix_len: usize,
-    /// Whether any process in it names its user.
-    has_users: bool,
-    /// The message without user names, made on first demand (a share link that hides them).
-    without_users: OnceLock<Utf8Bytes>,
-}
-
-impl Entry {
-    fn new(seq: u64, frame: &Frame, message: String, prefix_len: usize) -> Entry {
-        let has_users = frame
-            .gpus
-            .iter()
-            .flat_map(|g| g.processes.iter().flatten())
-            .any(|p| p.user.is_some());
-        Entry {
-            seq,
-            t_ms: frame.t_ms,
-            message: Utf8Bytes::from(message),
-            prefix_len,
-            has_users,
-            without_users: OnceLock::new(),
-        }
-    }
-
-    /// The whole `{"type":"frame","frame":{...}}` message, cheap to clone for every session.
-    pub fn message(&self) -> Utf8Bytes {
-        self.message.clone()
-    }
-    /// Just the frame's JSON object (for `/api/snapshot` and backfill).
-    pub fn frame_json(&self) -> &str {
-        self.frame_part(self.message.as_str())
-    }
-
-    /// [`Entry::message`], or with `show_users` false the same frame without user names.
-    pub fn message_for(&self, show_users: bool) -> Utf8Bytes {
-        if show_users || !self.has_users {
-            return self.message.clone();
-        }
-        self.without_users().clone()
-    }
-
-    /// [`Entry::frame_json`], or with `show_users` false the frame without user names.
-    pub fn frame_json_for(&self, show_users: bool) -> &str {
-        if show_users || !self.has_users {
-            return self.frame_json();
-        }
-        self.frame_part(self.without_users().as_str())
-    }
-
-    fn without_users(&self) -> &Utf8Bytes {
-        self.without_users.get_or_init(|| {
-            // Decoding what this hub encoded cannot fail; if it ever did, the viewer gets a
-            // frame with no GPUs rather than one with user names.
-            let mut frame: Frame = serde_json::from_str(self.frame_json())
-                .unwrap_or_else(|_| Frame::empty("", self.seq, self.t_ms, 0));
-            for p in frame
-                .gpus
-                .iter_mut()
-                .flat_map(|g| g.processes.iter_mut().flatten())
-            {
-                p.user = None;
-            }
-            let mut message = String::with_capacity(self.message.len());
-            message.push_str(&self.message.as_str()[..self.prefix_len]);
-            message.push_str(&serde_json::to_string(&frame).unwrap_or_else(|_| "{}".into()));
-            message.push('}');
-            Utf8Bytes::from(message)
-        })
-    }
-}
-
-impl Entry {
-    fn frame_part<'a>(&self, message: &'a str) -> &'a str {
-        &message[self.prefix_len..message.len() - 1]
-    }
-}
-
-const DIAGNOSIS_MSG_PREFIX: &str = r#"{"type":"diagnosis","host":"#;
-
-/// The latest diagnosis, encoded once as a `diagnosis` message.
-#[derive(Debug)]
-pub struct DiagnosisEntry {
-    /// Seq of the newest frame the diagnosis saw.
-    pub seq: u64,
-    message: Utf8Bytes,
-    /// Byte range of the diagnosis object inside `message`.
-    body: std::ops::Range<usize>,
-    /// The same diagnosis, typed (for `/metrics`).
-    diagnosis: Arc<Diagnosis>,
-}
-
-impl DiagnosisEntry {
-    pub fn message(&self) -> Utf8Bytes {
-        self.message.clone()
-    }
-    /// Just the diagnosis' JSON object.
-    pub fn diagnosis_json(&self) -> &str {
-        &self.message.as_str()[self.body.clone()]
-    }
-    pub fn diagnosis(&self) -> &Arc<Diagnosis> {
-        &self.diagnosis
-    }
-}
 
 /// Sizes of the hub's buffers.
 #[derive(Clone, Copy, Debug)]
@@ -199,6 +87,8 @@ struct Inner {
     interval: Duration,
     tx: broadcast::Sender<Arc<Entry>>,
     diagnosis: watch::Sender<Option<Arc<DiagnosisEntry>>>,
+    /// Counts [`Hub::replace_history`] calls.
+    resets: watch::Sender<u64>,
     /// Publishers' turn: held from reading `next_seq` until the entry is broadcast.
     publishing: Mutex<()>,
     /// The seq the next frame gets. Written only with both `publishing` and `state` held, so a
@@ -215,6 +105,10 @@ struct State {
     last_publish: Option<Instant>,
     /// For a peer's host: how the link to it stands (`None` for a host sampled here).
     link: Option<(HostState, Option<String>)>,
+    /// Seq of the first frame after the latest history replacement (0: never replaced).
+    floor: u64,
+    /// A paused replay: not stale however long no frame comes.
+    held: bool,
 }
 
 /// A live feed of frames, and the seq of the first frame it will carry (every frame before it is
@@ -261,12 +155,15 @@ impl Hub {
                 interval,
                 tx,
                 diagnosis,
+                resets: watch::channel(0).0,
                 publishing: Mutex::new(()),
                 next_seq: AtomicU64::new(config.first_seq.max(1)),
                 state: Mutex::new(State {
                     ring: Ring::new(config.history_frames),
                     last_publish: None,
                     link: None,
+                    floor: 0,
+                    held: false,
                 }),
                 decoded: Mutex::new(None),
             }),
@@ -305,12 +202,26 @@ impl Hub {
     /// Takes the publishers' turn, stamps `frame` with the next seq and encodes it, without the
     /// state lock that sessions wait on. An encoding failure uses up no seq.
     fn prepare(&self, frame: &mut Frame) -> Result<Prepared<'_>, serde_json::Error> {
-        let turn = self
-            .inner
+        let turn = self.turn();
+        let seq = self.inner.next_seq.load(Ordering::Relaxed);
+        let entry = self.encode(seq, frame)?;
+        Ok(Prepared {
+            hub: self,
+            _turn: turn,
+            entry,
+        })
+    }
+
+    fn turn(&self) -> MutexGuard<'_, ()> {
+        self.inner
             .publishing
             .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let seq = self.inner.next_seq.load(Ordering::Relaxed);
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Stamps `frame` with `seq` and encodes its `frame` message (on failure, `frame.seq` is left
+    /// as it was).
+    fn encode(&self, seq: u64, frame: &mut Frame) -> Result<Arc<Entry>, serde_json::Error> {
         let unstamped = std::mem::replace(&mut frame.seq, seq);
         let mut message = String::with_capacity(4096);
         message.push_str(&self.inner.frame_prefix);
@@ -322,16 +233,12 @@ impl Hub {
             }
         }
         message.push('}');
-        Ok(Prepared {
-            hub: self,
-            _turn: turn,
-            entry: Arc::new(Entry::new(
-                seq,
-                frame,
-                message,
-                self.inner.frame_prefix.len(),
-            )),
-        })
+        Ok(Arc::new(Entry::new(
+            seq,
+            frame,
+            message,
+            self.inner.frame_prefix.len(),
+        )))
     }
 
     /// Encodes `diagnosis` once and hands it to every session (they send the latest; a slow
@@ -341,6 +248,16 @@ impl Hub {
         seq: u64,
         diagnosis: &Diagnosis,
     ) -> Result<(), serde_json::Error> {
+        let entry = self.encode_diagnosis(seq, diagnosis)?;
+        self.inner.diagnosis.send_replace(Some(entry));
+        Ok(())
+    }
+
+    fn encode_diagnosis(
+        &self,
+        seq: u64,
+        diagnosis: &Diagnosis,
+    ) -> Result<Arc<DiagnosisEntry>, serde_json::Error> {
         let mut message = String::with_capacity(2048);
         message.push_str(DIAGNOSIS_MSG_PREFIX);
         message.push_str(&serde_json::to_string(self.host())?);
@@ -349,14 +266,12 @@ impl Hub {
         message.push_str(&serde_json::to_string(diagnosis)?);
         let end = message.len();
         message.push('}');
-        let entry = Arc::new(DiagnosisEntry {
+        Ok(Arc::new(DiagnosisEntry {
             seq,
             message: Utf8Bytes::from(message),
             body: start..end,
             diagnosis: Arc::new(diagnosis.clone()),
-        });
-        self.inner.diagnosis.send_replace(Some(entry));
-        Ok(())
+        }))
     }
 
     /// The latest diagnosis, if one was published.
@@ -438,6 +353,7 @@ impl Hub {
         }
         match age {
             None => (HostState::Down, None, None),
+            Some(age) if state.held => (HostState::Up, Some(age), None),
             Some(age) if age > self.stale_after() => (
                 HostState::Stale,
                 Some(age),
@@ -467,6 +383,11 @@ impl crate::peers::PeerSink for Hub {
     fn frame(&self, frame: Frame) {
         if let Err(e) = self.publish(frame) {
             tracing::warn!(host = %self.host(), error = %e, "cannot encode a peer's frame");
+        }
+    }
+    fn reset(&self) {
+        if let Err(e) = self.replace_history(&mut [], None) {
+            tracing::warn!(host = %self.host(), error = %e, "cannot reset a peer's history");
         }
     }
     fn diagnosis(&self, diagnosis: Diagnosis) {

@@ -205,3 +205,24 @@ fn user_names_are_dropped_for_viewers_that_may_not_see_them() {
     let plain = h.latest().expect("entry");
     assert_eq!(plain.message_for(false).as_str(), plain.message().as_str());
 }
+
+#[test]
+fn a_peer_that_jumped_starts_the_hosts_history_over() {
+    use crate::peers::PeerSink;
+    let hub = Hub::new(
+        "peer",
+        Duration::from_secs(1),
+        HubConfig::for_interval(Duration::from_secs(1)),
+    );
+    for t in 0..5 {
+        PeerSink::frame(&hub, Frame::empty("peer", t, 1_000_000 + t * 1000, 1000));
+    }
+    let resets = hub.watch_resets();
+    PeerSink::reset(&hub);
+    assert!(resets.has_changed().unwrap_or(false), "sessions are told");
+    assert_eq!(hub.history_len(), 0);
+    PeerSink::frame(&hub, Frame::empty("peer", 6, 10_000, 1000));
+    let held: Vec<u64> = hub.history_after(None).iter().map(|e| e.t_ms).collect();
+    assert_eq!(held, vec![10_000], "only the new history");
+    assert!(hub.reset_floor() > 5);
+}

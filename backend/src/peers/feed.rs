@@ -72,6 +72,7 @@ impl Feed {
             }
             ServerMsg::Frame { frame, .. } => self.frame(*frame, sink),
             ServerMsg::Diagnosis { diagnosis, .. } => sink.diagnosis(*diagnosis),
+            ServerMsg::Reset { .. } => sink.reset(),
             // The far side's own view of its sampler; the hub judges staleness by arrivals.
             ServerMsg::HostStatus { .. }
             | ServerMsg::Summary { .. }

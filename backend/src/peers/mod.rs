@@ -37,4 +37,7 @@ pub trait PeerSink: Send + Sync + 'static {
     fn frame(&self, frame: Frame);
     /// The peer's latest diagnosis (computed there: one place computes it).
     fn diagnosis(&self, diagnosis: Diagnosis);
+    /// The peer's history was replaced (a replay there jumped): what came before is not the
+    /// host's recent past any more; the new history follows as frames.
+    fn reset(&self) {}
 }

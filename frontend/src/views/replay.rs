@@ -1,6 +1,9 @@
 //! The replay bar (under `vramio replay`): where the player is in the recording, at what speed,
 //! and the verdict timeline under it, coloured by severity, from `GET /api/replay` (polled once a
-//! second; absent on a live server, which answers 404).
+//! second; absent on a live server, which answers 404). The admin plays, pauses, sets the speed,
+//! drags the playhead to any moment, or clicks a stretch of the timeline to jump to where that
+//! verdict began; the server then sends that moment's history and diagnosis (`reset`), which the
+//! rest of the page shows as it shows live data.
 
 use crate::api;
 use crate::diag::text::local_tz;
@@ -56,8 +59,56 @@ pub fn progress_pct(info: &ReplayInfo) -> f64 {
     })
 }
 
-/// The speeds the bar offers, as `POST /api/replay` takes them.
-const SPEEDS: [(&str, &str); 4] = [("1x", "1"), ("10x", "10"), ("60x", "60"), ("max", "max")];
+/// The speeds the bar offers, as `POST /api/replay` takes them, and as `ReplayInfo.speed` says
+/// them.
+const SPEEDS: [(&str, &str, Option<f64>); 4] = [
+    ("1x", "1", Some(1.0)),
+    ("10x", "10", Some(10.0)),
+    ("60x", "60", Some(60.0)),
+    ("max", "max", None),
+];
+
+/// Jumps the admin asked for: one at a time to the server; while one is on its way, the newest
+/// moment asked for waits, and older ones are dropped (a drag asks for many).
+#[derive(Clone, Copy)]
+struct Jumps {
+    /// The moment being dragged to or jumped to, shown at once; `None` once the server is there.
+    target: RwSignal<Option<u64>>,
+    in_flight: StoredValue<bool>,
+    queued: StoredValue<Option<u64>>,
+    info: RwSignal<Option<ReplayInfo>>,
+}
+
+impl Jumps {
+    fn to(self, t_ms: u64) {
+        self.target.set(Some(t_ms));
+        if self.in_flight.get_value() {
+            self.queued.set_value(Some(t_ms));
+            return;
+        }
+        self.in_flight.set_value(true);
+        self.send(t_ms);
+    }
+
+    fn send(self, t_ms: u64) {
+        spawn_local(async move {
+            let control = ReplayControl {
+                seek_ms: Some(t_ms),
+                ..ReplayControl::default()
+            };
+            if let Ok(i) = api::steer_replay(&control).await {
+                self.info.set(Some(i));
+            }
+            match self.queued.try_update_value(Option::take).flatten() {
+                Some(next) => self.send(next),
+                None => {
+                    self.in_flight.set_value(false);
+                    self.target.set(None);
+                }
+            }
+        });
+    }
+}
 
 #[component]
 pub fn ReplayBar() -> impl IntoView {
@@ -69,6 +120,12 @@ pub fn ReplayBar() -> impl IntoView {
                 info.set(Some(i));
             }
         });
+    };
+    let jumps = Jumps {
+        target: RwSignal::new(None),
+        in_flight: StoredValue::new(false),
+        queued: StoredValue::new(None),
+        info,
     };
     let live = RwSignal::new(false);
     let poll = move || {
@@ -91,83 +148,152 @@ pub fn ReplayBar() -> impl IntoView {
     ) {
         on_cleanup(move || handle.clear());
     }
+    // The bar is built once the replay is known; its parts follow `info` on their own, so a drag
+    // on the scrubber is never interrupted by a rebuild.
+    let span = Memo::new(move |_| info.with(|i| i.as_ref().map(|i| (i.start_ms, i.end_ms))));
+    let shown_at = move || {
+        jumps
+            .target
+            .get()
+            .or_else(|| info.with(|i| i.as_ref()?.position_ms))
+    };
+    let playing = move || info.with(|i| i.as_ref().is_some_and(|i| i.playing));
+    let speed = move || info.with(|i| i.as_ref().map(|i| i.speed));
+    let timeline = Memo::new(move |_| info.with(|i| i.as_ref().and_then(|i| i.timeline.clone())));
     move || {
-        info.get().map(|i| {
-            let tz = local_tz();
-            let speed = i.speed.map_or("full speed".to_owned(), |x| format!("{x}x"));
-            let at = i.position_ms.map_or("starting".to_owned(), |t| clock_text(t, tz));
-            let segments = layout(i.start_ms, i.end_ms, i.timeline.as_deref().unwrap_or(&[]));
-            let pending = i.timeline.is_none();
-            let playing = i.playing;
-            let controls = admin.then(|| {
-                view! {
-                    <span class="replay-controls">
-                        <button
-                            id="replay-toggle"
-                            data-playing=if playing { "true" } else { "false" }
-                            on:click=move |_| {
-                                steer(ReplayControl {
-                                    playing: Some(!playing),
-                                    speed: None,
-                                })
-                            }
-                        >
-                            {if playing { "Pause" } else { "Play" }}
-                        </button>
-                        {SPEEDS
-                            .into_iter()
-                            .map(|(label, value)| {
-                                view! {
-                                    <button
-                                        class="replay-speed-btn"
-                                        data-speed=value
-                                        on:click=move |_| {
-                                            steer(ReplayControl {
-                                                playing: None,
-                                                speed: Some(value.to_owned()),
-                                            })
-                                        }
-                                    >
-                                        {label}
-                                    </button>
-                                }
-                            })
-                            .collect_view()}
-                    </span>
-                }
-            });
+        let (start_ms, end_ms) = span.get()?;
+        let tz = local_tz();
+        let at = move || shown_at().map_or("starting".to_owned(), |t| clock_text(t, tz));
+        let speed_text = move || {
+            speed()
+                .flatten()
+                .map_or("full speed".to_owned(), |x| format!("{x}x"))
+        };
+        let frames = info.with_untracked(|i| i.as_ref().map_or(0, |i| i.frames));
+        let controls = admin.then(|| {
             view! {
-                <section class="replay-bar" id="replay-bar">
-                    <div class="replay-head">
-                        <strong>"Replay"</strong>
-                        <span class="replay-pos" id="replay-pos">{at}</span>
-                        <span class="replay-speed" id="replay-speed">{speed}</span>
-                        {controls}
-                        <span class="replay-span">
-                            {clock_text(i.start_ms, tz)} " – " {clock_text(i.end_ms, tz)}
-                            {format!(", {} frames", i.frames)}
-                        </span>
-                    </div>
-                    <div class="replay-track">
-                        <div class="replay-fill" style=format!("width:{:.2}%", progress_pct(&i))></div>
-                    </div>
-                    <div class="replay-timeline" id="replay-timeline" title="the verdict over the recording">
-                        {segments
-                            .into_iter()
-                            .map(|d| {
-                                view! {
-                                    <span
-                                        class=d.class
-                                        style=format!("left:{:.3}%;width:{:.3}%", d.left_pct, d.width_pct)
-                                        title=d.title
-                                    ></span>
-                                }
+                <span class="replay-controls">
+                    <button
+                        id="replay-toggle"
+                        data-playing=move || if playing() { "true" } else { "false" }
+                        on:click=move |_| {
+                            steer(ReplayControl {
+                                playing: Some(!playing()),
+                                ..ReplayControl::default()
                             })
-                            .collect_view()}
-                    </div>
-                    {pending.then(|| view! { <p class="replay-note">"Working out the verdict timeline…"</p> })}
-                </section>
+                        }
+                    >
+                        {move || if playing() { "Pause" } else { "Play" }}
+                    </button>
+                    {SPEEDS
+                        .into_iter()
+                        .map(|(label, value, x)| {
+                            view! {
+                                <button
+                                    class="replay-speed-btn"
+                                    data-speed=value
+                                    aria-pressed=move || if speed() == Some(x) { "true" } else { "false" }
+                                    on:click=move |_| {
+                                        steer(ReplayControl {
+                                            speed: Some(value.to_owned()),
+                                            ..ReplayControl::default()
+                                        })
+                                    }
+                                >
+                                    {label}
+                                </button>
+                            }
+                        })
+                        .collect_view()}
+                </span>
             }
+        });
+        let pct = move || {
+            let position_ms = shown_at();
+            info.with(|i| {
+                i.as_ref().map_or(0.0, |i| {
+                    progress_pct(&ReplayInfo {
+                        position_ms,
+                        timeline: None,
+                        ..i.clone()
+                    })
+                })
+            })
+        };
+        // The admin drags the playhead (any moment); a viewer watches it.
+        let track = if admin {
+            view! {
+                <input
+                    type="range"
+                    class="replay-scrub"
+                    id="replay-scrub"
+                    aria-label="moment of the recording"
+                    min=start_ms.to_string()
+                    max=end_ms.to_string()
+                    step="any"
+                    prop:value=move || shown_at().unwrap_or(start_ms).to_string()
+                    on:input=move |ev| {
+                        if let Ok(t) = event_target_value(&ev).parse::<f64>() {
+                            jumps.to(t.max(0.0) as u64);
+                        }
+                    }
+                />
+            }
+            .into_any()
+        } else {
+            view! {
+                <div class="replay-track">
+                    <div class="replay-fill" style=move || format!("width:{:.2}%", pct())></div>
+                </div>
+            }
+            .into_any()
+        };
+        let segments = move || {
+            let all = timeline.get().unwrap_or_default();
+            layout(start_ms, end_ms, &all)
+                .into_iter()
+                .zip(all)
+                .map(|(d, seg)| {
+                    let title = if admin {
+                        format!("{} — click to jump there", d.title)
+                    } else {
+                        d.title
+                    };
+                    view! {
+                        <span
+                            class=d.class
+                            data-from=seg.from_ms.to_string()
+                            style=format!("left:{:.3}%;width:{:.3}%", d.left_pct, d.width_pct)
+                            title=title
+                            on:click=move |_| {
+                                if admin {
+                                    jumps.to(seg.from_ms);
+                                }
+                            }
+                        ></span>
+                    }
+                })
+                .collect_view()
+        };
+        Some(view! {
+            <section class="replay-bar" id="replay-bar" class:can-jump=admin>
+                <div class="replay-head">
+                    <strong>"Replay"</strong>
+                    <span class="replay-pos" id="replay-pos">{at}</span>
+                    <span class="replay-speed" id="replay-speed">{speed_text}</span>
+                    {controls}
+                    <span class="replay-span">
+                        {clock_text(start_ms, tz)} " – " {clock_text(end_ms, tz)}
+                        {format!(", {frames} frames")}
+                    </span>
+                </div>
+                {track}
+                <div class="replay-timeline" id="replay-timeline" title="the verdict over the recording">
+                    {segments}
+                    <span class="replay-head-mark" style=move || format!("left:{:.3}%", pct())></span>
+                </div>
+                {move || timeline.with(Option::is_none).then(|| view! { <p class="replay-note">"Working out the verdict timeline…"</p> })}
+            </section>
         })
     }
 }

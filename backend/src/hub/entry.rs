@@ -1,0 +1,124 @@
+//! One published frame (its `frame` message encoded once, with and without user names) and the
+//! latest diagnosis (its `diagnosis` message encoded once, and typed).
+
+use axum::extract::ws::Utf8Bytes;
+use shared::Frame;
+use shared::diagnosis::Diagnosis;
+use std::sync::{Arc, OnceLock};
+
+/// `{"type":"frame","host":<host>,"frame":` for the hub's host.
+pub(super) fn frame_msg_prefix(host: &str) -> String {
+    let host = serde_json::to_string(host).unwrap_or_else(|_| "\"\"".into());
+    format!(r#"{{"type":"frame","host":{host},"frame":"#)
+}
+
+/// One published frame: its sequence number, time, and the `frame` message encoded once.
+#[derive(Debug)]
+pub struct Entry {
+    pub seq: u64,
+    pub t_ms: u64,
+    message: Utf8Bytes,
+    /// Bytes of `message` before the frame object.
+    prefix_len: usize,
+    /// Whether any process in it names its user.
+    has_users: bool,
+    /// The message without user names, made on first demand (a share link that hides them).
+    without_users: OnceLock<Utf8Bytes>,
+}
+
+impl Entry {
+    pub(super) fn new(seq: u64, frame: &Frame, message: String, prefix_len: usize) -> Entry {
+        let has_users = frame
+            .gpus
+            .iter()
+            .flat_map(|g| g.processes.iter().flatten())
+            .any(|p| p.user.is_some());
+        Entry {
+            seq,
+            t_ms: frame.t_ms,
+            message: Utf8Bytes::from(message),
+            prefix_len,
+            has_users,
+            without_users: OnceLock::new(),
+        }
+    }
+
+    /// The whole `{"type":"frame","frame":{...}}` message, cheap to clone for every session.
+    pub fn message(&self) -> Utf8Bytes {
+        self.message.clone()
+    }
+    /// Just the frame's JSON object (for `/api/snapshot` and backfill).
+    pub fn frame_json(&self) -> &str {
+        self.frame_part(self.message.as_str())
+    }
+
+    /// [`Entry::message`], or with `show_users` false the same frame without user names.
+    pub fn message_for(&self, show_users: bool) -> Utf8Bytes {
+        if show_users || !self.has_users {
+            return self.message.clone();
+        }
+        self.without_users().clone()
+    }
+
+    /// [`Entry::frame_json`], or with `show_users` false the frame without user names.
+    pub fn frame_json_for(&self, show_users: bool) -> &str {
+        if show_users || !self.has_users {
+            return self.frame_json();
+        }
+        self.frame_part(self.without_users().as_str())
+    }
+
+    fn without_users(&self) -> &Utf8Bytes {
+        self.without_users.get_or_init(|| {
+            // Decoding what this hub encoded cannot fail; if it ever did, the viewer gets a
+            // frame with no GPUs rather than one with user names.
+            let mut frame: Frame = serde_json::from_str(self.frame_json())
+                .unwrap_or_else(|_| Frame::empty("", self.seq, self.t_ms, 0));
+            for p in frame
+                .gpus
+                .iter_mut()
+                .flat_map(|g| g.processes.iter_mut().flatten())
+            {
+                p.user = None;
+            }
+            let mut message = String::with_capacity(self.message.len());
+            message.push_str(&self.message.as_str()[..self.prefix_len]);
+            message.push_str(&serde_json::to_string(&frame).unwrap_or_else(|_| "{}".into()));
+            message.push('}');
+            Utf8Bytes::from(message)
+        })
+    }
+}
+
+impl Entry {
+    fn frame_part<'a>(&self, message: &'a str) -> &'a str {
+        &message[self.prefix_len..message.len() - 1]
+    }
+}
+
+pub(super) const DIAGNOSIS_MSG_PREFIX: &str = r#"{"type":"diagnosis","host":"#;
+
+/// The latest diagnosis, encoded once as a `diagnosis` message.
+#[derive(Debug)]
+pub struct DiagnosisEntry {
+    /// Seq of the newest frame the diagnosis saw.
+    pub seq: u64,
+    pub(super) message: Utf8Bytes,
+    /// Byte range of the diagnosis object inside `message`.
+    pub(super) body: std::ops::Range<usize>,
+    /// The same diagnosis, typed (for `/metrics`).
+    pub(super) diagnosis: Arc<Diagnosis>,
+}
+
+impl DiagnosisEntry {
+    pub fn message(&self) -> Utf8Bytes {
+        self.message.clone()
+    }
+    /// Just the diagnosis' JSON object.
+    pub fn diagnosis_json(&self) -> &str {
+        &self.message.as_str()[self.body.clone()]
+    }
+    pub fn diagnosis(&self) -> &Arc<Diagnosis> {
+        &self.diagnosis
+    }
+}
