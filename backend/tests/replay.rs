@@ -125,6 +125,34 @@ async fn a_recording_replays_in_order_behind_the_token() {
     let paused: shared::replay::ReplayInfo = serde_json::from_slice(&paused.body).expect("info");
     assert!(!paused.playing);
     assert_eq!(paused.speed, Some(60.0));
+    // Jumps: to a moment (the frame at or before it), past the end (the last frame), and bad
+    // ones refused with the reason.
+    let mid = recorded[recorded.len() / 2].t_ms;
+    for (body, want) in [
+        (format!(r#"{{"seek_ms":{}}}"#, mid + 1), Some(mid)),
+        (format!(r#"{{"seek_ms":{}}}"#, u64::MAX), last),
+        (r#"{"seek_ms":0}"#.to_owned(), first),
+    ] {
+        let r = http(s.authority(), "POST", "/api/replay", &post_headers, &body).await;
+        assert_eq!(r.status, 200, "{body}: {}", r.text());
+        let info: shared::replay::ReplayInfo = serde_json::from_slice(&r.body).expect("info");
+        assert_eq!(info.position_ms, want, "{body}");
+        assert!(!info.playing, "a jump keeps the pause");
+    }
+    for bad in [
+        r#"{"seek_ms":-1}"#,
+        r#"{"seek_ms":"noon"}"#,
+        r#"{"seek":1}"#,
+        r#"{"seek_ms":1e400}"#,
+    ] {
+        let r = http(s.authority(), "POST", "/api/replay", &post_headers, bad).await;
+        assert!(
+            (400..500).contains(&r.status),
+            "{bad}: {} {}",
+            r.status,
+            r.text()
+        );
+    }
     let none = http(
         s.authority(),
         "POST",

@@ -1,5 +1,6 @@
 //! A host's history replaced (a replay that jumps) over real `/ws` sessions: a connected client
-//! is told `reset`, then gets the new history as `backfill` and the diagnosis that goes with it;
+//! is told `reset`, then gets the new history (its older frames as `history` samples, the newest
+//! as `backfill`) and the diagnosis that goes with it;
 //! one that reconnects holding the old history is told `reset` before its backfill; a client
 //! that holds the new history resumes without one.
 
@@ -27,13 +28,18 @@ async fn until_reset(ws: &mut ws_client::Client) -> u64 {
     }
 }
 
-/// After a `reset`: the backfill's frame times, up to the diagnosis that follows it.
-async fn new_history(ws: &mut ws_client::Client) -> (Vec<u64>, Option<u64>) {
-    let mut times = Vec::new();
+/// After a `reset`: the times of the new history's samples and whole frames, up to the
+/// diagnosis that follows it.
+async fn new_history(ws: &mut ws_client::Client) -> (Vec<u64>, Vec<u64>, Option<u64>) {
+    let (mut sampled, mut times) = (Vec::new(), Vec::new());
     loop {
         match next_msg(ws).await {
+            ServerMsg::History { samples, .. } => {
+                assert!(times.is_empty(), "samples come before the whole frames");
+                sampled.extend(samples.iter().map(|s| s.t_ms));
+            }
             ServerMsg::Backfill { frames, .. } => times.extend(frames.iter().map(|f| f.t_ms)),
-            ServerMsg::Diagnosis { diagnosis, .. } => return (times, diagnosis.t_ms),
+            ServerMsg::Diagnosis { diagnosis, .. } => return (sampled, times, diagnosis.t_ms),
             ServerMsg::HostStatus { .. } => {}
             other => panic!("unexpected {other:?} in the new history"),
         }
@@ -57,9 +63,14 @@ async fn a_replaced_history_reaches_a_connected_client_as_reset_then_backfill() 
         .replace_history(&mut jumped, Some(&d))
         .expect("replace");
     assert_eq!(until_reset(&mut ws).await, 3);
-    let (times, diagnosed) = new_history(&mut ws).await;
+    let (sampled, whole, diagnosed) = new_history(&mut ws).await;
     let base = frame(0).t_ms;
-    assert_eq!(times, vec![base, base + 100, base + 200]);
+    assert_eq!(
+        sampled,
+        vec![base, base + 100],
+        "the older ones as chart samples"
+    );
+    assert_eq!(whole, vec![base + 200], "the newest whole");
     assert_eq!(
         diagnosed,
         Some(base + 200),
@@ -95,7 +106,11 @@ async fn a_client_that_reconnects_holding_the_old_history_is_told_to_drop_it() {
         "reset before the backfill"
     );
     match next_msg(&mut ws).await {
-        ServerMsg::Backfill { frames, .. } => assert_eq!(frames.len(), 2, "all of the new one"),
+        ServerMsg::History { samples, .. } => assert_eq!(samples.len(), 1),
+        other => panic!("expected the older frame as a sample, got {other:?}"),
+    }
+    match next_msg(&mut ws).await {
+        ServerMsg::Backfill { frames, .. } => assert_eq!(frames.len(), 1, "the newest whole"),
         other => panic!("expected the backfill, got {other:?}"),
     }
 
@@ -112,4 +127,67 @@ async fn a_client_that_reconnects_holding_the_old_history_is_told_to_drop_it() {
         }
         other => panic!("expected the backfill without a reset, got {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn a_long_jump_history_comes_in_chunks_a_tenth_of_the_frames_bytes() {
+    let s = server(default_config()).await;
+    s.hub.publish(frame(0)).expect("publish");
+    let mut ws = connect(s.addr, "").await;
+    assert!(matches!(next_msg(&mut ws).await, ServerMsg::Hello { .. }));
+    subscribe(&mut ws, None).await;
+    // 900 frames of 8 GPUs.
+    let template = {
+        let mut f = frame(0);
+        let g: shared::Gpu = serde_json::from_value(serde_json::json!({
+            "index": 0, "state": "ok", "name": "NVIDIA H100 80GB HBM3",
+            "memory": {"total_bytes": 85_520_809_984u64, "used_bytes": 33_554_432_000u64,
+                       "free_bytes": 51_966_377_984u64},
+            "utilization_gpu_pct": 90.0
+        }))
+        .expect("a gpu");
+        f.gpus = (0..8)
+            .map(|i| shared::Gpu {
+                index: i,
+                ..g.clone()
+            })
+            .collect();
+        f
+    };
+    let mut jumped: Vec<_> = (0..900u64)
+        .map(|t| shared::Frame {
+            t_ms: template.t_ms + t * 1000,
+            ..template.clone()
+        })
+        .collect();
+    let frame_bytes: usize = jumped
+        .iter()
+        .map(|f| serde_json::to_string(f).map_or(0, |j| j.len()))
+        .sum();
+    s.hub.replace_history(&mut jumped, None).expect("replace");
+    assert_eq!(until_reset(&mut ws).await, 900);
+    let (mut samples, mut chunks, mut bytes) = (0, 0, 0);
+    loop {
+        let msg = next_msg(&mut ws).await;
+        bytes += serde_json::to_string(&msg).map_or(0, |j| j.len());
+        match msg {
+            ServerMsg::History { samples: s, .. } => {
+                samples += s.len();
+                chunks += 1;
+                assert!(s.iter().all(|s| s.gpus.len() == 8));
+            }
+            ServerMsg::Backfill { frames, .. } => {
+                assert_eq!(frames.len(), 1);
+                break;
+            }
+            ServerMsg::HostStatus { .. } => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(samples, 899);
+    assert!(chunks > 1, "chunked");
+    assert!(
+        bytes * 5 < frame_bytes,
+        "{bytes} bytes on the wire for {frame_bytes} bytes of frames"
+    );
 }

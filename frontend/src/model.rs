@@ -59,56 +59,7 @@ impl Deref for SummaryRef {
 }
 
 /// The few numbers of one frame the charts draw, so 15 minutes of history stay small.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Sample {
-    pub seq: u64,
-    pub t_ms: u64,
-    pub gpus: Vec<GpuSample>,
-    pub disks: Vec<DiskSample>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct GpuSample {
-    pub index: u32,
-    pub mem_pct: Option<f64>,
-    pub util_pct: Option<f64>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct DiskSample {
-    pub name: String,
-    pub read_mib_s: Option<f64>,
-    pub write_mib_s: Option<f64>,
-    pub util_pct: Option<f64>,
-}
-
-impl Sample {
-    pub fn of(frame: &Frame) -> Self {
-        Sample {
-            seq: frame.seq,
-            t_ms: frame.t_ms,
-            gpus: frame
-                .gpus
-                .iter()
-                .map(|g| GpuSample {
-                    index: g.index,
-                    mem_pct: g.memory.and_then(|m| m.used_pct()).map(|p| p.0),
-                    util_pct: g.utilization_gpu_pct.map(|p| p.0),
-                })
-                .collect(),
-            disks: frame
-                .block_devices
-                .iter()
-                .map(|d| DiskSample {
-                    name: d.name.clone(),
-                    read_mib_s: d.read_bytes_per_sec.map(|r| r.as_mib_per_sec()),
-                    write_mib_s: d.write_bytes_per_sec.map(|r| r.as_mib_per_sec()),
-                    util_pct: d.util_pct.map(|p| p.0),
-                })
-                .collect(),
-        }
-    }
-}
+pub use shared::history::{DiskSample, GpuSample, Sample};
 
 /// What happened to a frame handed to [`HostData::push`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +110,21 @@ impl HostData {
     pub fn reset(&mut self, frames: u64) {
         let interval = self.latest.as_ref().map_or(1000, |f| f.interval_ms);
         self.next = Some((Box::new(HostData::new(interval)), frames.max(1)));
+    }
+
+    /// Takes a chart sample of a new history (a `history` message after `reset`). Samples
+    /// come only there; one that comes otherwise is ignored.
+    pub fn push_sample(&mut self, sample: Sample) -> Accepted {
+        let Some((next, left)) = &mut self.next else {
+            return Accepted::Duplicate;
+        };
+        next.history.push(sample);
+        *left = left.saturating_sub(1);
+        if *left > 0 {
+            return Accepted::Duplicate;
+        }
+        self.settle();
+        Accepted::Restarted
     }
 
     /// Shows the new history gathered so far, however much of it came (a live frame came first).
@@ -372,6 +338,22 @@ mod tests {
         assert_eq!(d.last_seq(), Some(8));
         assert!(d.status().is_some(), "the host's status stays");
         assert_eq!(d.push(frame("a", 9, 13_000), 1.0), Accepted::New);
+
+        // A jump's history: samples, then the newest frame whole.
+        d.reset(3);
+        let sample = |seq, t_ms| Sample::of(&frame("a", seq, t_ms));
+        assert_eq!(d.push_sample(sample(20, 50_000)), Accepted::Duplicate);
+        assert_eq!(d.push_sample(sample(21, 51_000)), Accepted::Duplicate);
+        assert_eq!(d.last_seq(), Some(9), "not shown yet");
+        assert_eq!(d.push(frame("a", 22, 52_000), 1.0), Accepted::Restarted);
+        let times: Vec<u64> = d.history().iter().map(|s| s.t_ms).collect();
+        assert_eq!(times, vec![50_000, 51_000, 52_000]);
+        assert_eq!(d.last_seq(), Some(22));
+        assert_eq!(
+            d.push_sample(sample(23, 53_000)),
+            Accepted::Duplicate,
+            "a sample outside a reset is ignored"
+        );
 
         // Announced frames that do not all come: a live frame shows what did.
         d.reset(10);

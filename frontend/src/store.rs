@@ -309,6 +309,16 @@ impl Store {
                     d.reset(frames);
                 }
             }),
+            ServerMsg::History { host, samples } => self.hosts.maybe_update(|h| {
+                let Some(d) = h.get_mut(&host) else {
+                    return false;
+                };
+                let mut shown = false;
+                for s in samples {
+                    shown |= d.push_sample(s) != Accepted::Duplicate;
+                }
+                shown
+            }),
             ServerMsg::Lagged { skipped } => self.notice(Notice::Lagged { skipped }),
             ServerMsg::Error { code, message } => self.notice(Notice::Server { code, message }),
             ServerMsg::Pong => {}

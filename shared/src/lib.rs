@@ -8,6 +8,7 @@
 pub mod access;
 pub mod diagnosis;
 pub mod frame;
+pub mod history;
 pub mod protocol;
 pub mod replay;
 pub mod schema;

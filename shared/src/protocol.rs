@@ -3,9 +3,9 @@
 //! Server: `hello` first, then `backfill` (frames the client missed or never saw), then one `frame`
 //! per tick per host, `summary` per tick for every host (a hub's overview), `diagnosis` when it
 //! changes (and at least every few seconds), `host_status`, `reset` when a replay jumps (the host's
-//! history is replaced by the `backfill` after it), `lagged { skipped }` when a client fell behind,
-//! `error` for a bad client message, `pong`. Client: `subscribe { hosts, since_seq, since }` (which
-//! hosts' full frames, resuming after which seq) and `ping`.
+//! history is replaced by the `history` samples and the `backfill` after it), `lagged { skipped }`
+//! when a client fell behind, `error` for a bad client message, `pong`. Client: `subscribe { hosts,
+//! since_seq, since }` (which hosts' full frames, resuming after which seq) and `ping`.
 //! [`PROTOCOL_VERSION`] changes on any breaking change; golden fixtures in `tests/` pin it.
 
 use crate::diagnosis::Diagnosis;
@@ -59,10 +59,16 @@ pub enum ServerMsg {
         error: Option<String>,
     },
     /// The host's history was replaced (a replay jumped to another moment): the frames held for
-    /// it are no longer its recent past. The next `frames` frames backfilled are the new history
-    /// (with none, the next frame starts it); a page keeps showing the old one until they are all
-    /// in, then swaps, so nothing flashes empty or half-filled.
+    /// it are no longer its recent past. The next `frames` frames or samples (`history`, then
+    /// `backfill`) are the new history (with none, the next frame starts it); a page keeps showing
+    /// the old one until they are all in, then swaps, so nothing flashes empty or half-filled.
     Reset { host: String, frames: u64 },
+    /// Older frames of a new history as chart samples only (after `reset`, oldest first): a jump
+    /// sends the charts' 15 minutes in a tenth of the bytes, and the newest frames whole.
+    History {
+        host: String,
+        samples: Vec<crate::history::Sample>,
+    },
     /// The client fell behind and `skipped` frames were not sent; the stream goes on.
     Lagged { skipped: u64 },
     /// A client message was refused; the connection stays open.

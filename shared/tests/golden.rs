@@ -249,6 +249,22 @@ fn server_messages() -> Vec<(&'static str, ServerMsg)> {
                 frames: 900,
             },
         ),
+        (
+            "server-history",
+            ServerMsg::History {
+                host: "gpu-node-7".into(),
+                // As the wire rounds them (to 0.01), so they round-trip.
+                samples: window
+                    .iter()
+                    .take(3)
+                    .map(|f| {
+                        let s = shared::history::Sample::of(f);
+                        serde_json::from_str(&serde_json::to_string(&s).expect("json"))
+                            .expect("a sample")
+                    })
+                    .collect(),
+            },
+        ),
         ("server-lagged", ServerMsg::Lagged { skipped: 17 }),
         (
             "server-error",

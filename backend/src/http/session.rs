@@ -333,23 +333,36 @@ impl<S: Sink<Message> + Unpin> Session<S> {
             .await
     }
 
-    /// After the hub's history was replaced (a replay jumped): `reset`, the whole new history,
-    /// and the diagnosis that goes with it. The caller has subscribed afresh.
+    /// After the hub's history was replaced (a replay jumped): the new history and the
+    /// diagnosis that goes with it. The caller has subscribed afresh.
     async fn start_over(
         &mut self,
         diagnoses: &mut tokio::sync::watch::Receiver<Option<Arc<crate::hub::DiagnosisEntry>>>,
     ) -> Result<(), Ended> {
-        let entries = self.hub.history_after(None);
-        self.send_reset(entries.len()).await?;
-        self.send_backfill(&entries).await?;
-        if let Some(last) = entries.last() {
-            self.cursor = self.cursor.max(last.seq);
-        }
+        self.send_new_history().await?;
         let current = diagnoses.borrow_and_update().clone();
         match current {
             Some(entry) => self.send(Message::Text(entry.message())).await,
             None => Ok(()),
         }
+    }
+
+    /// `reset`, then the hub's whole history: a jump's older frames as chart samples (`history`)
+    /// while the hub has them, the rest as whole frames (`backfill`).
+    async fn send_new_history(&mut self) -> Result<(), Ended> {
+        let jump = self.hub.jump_history();
+        let since = jump.as_ref().map(|j| j.whole_from.saturating_sub(1));
+        let entries = self.hub.history_after(since);
+        let samples = jump.as_ref().map_or(0, |j| j.samples);
+        self.send_reset(samples + entries.len()).await?;
+        for m in jump.iter().flat_map(|j| j.messages.iter()) {
+            self.send(Message::Text(m.clone())).await?;
+        }
+        self.send_backfill(&entries).await?;
+        if let Some(last) = entries.last() {
+            self.cursor = self.cursor.max(last.seq);
+        }
+        Ok(())
     }
 
     /// `reset`: the next `frames` frames backfilled are the host's new history.
@@ -371,12 +384,11 @@ impl<S: Sink<Message> + Unpin> Session<S> {
         let since = since.filter(|s| newest.is_some_and(|n| *s <= n));
         // A client that holds frames from before the history was replaced (it reconnects after a
         // replay jumped) drops them first.
-        let stale = since.is_some_and(|s| s < self.hub.reset_floor());
-        let since = since.filter(|_| !stale);
-        let entries: Vec<Arc<Entry>> = self.hub.history_after(since);
-        if stale {
-            self.send_reset(entries.len()).await?;
+        if since.is_some_and(|s| s < self.hub.reset_floor()) {
+            self.send_new_history().await?;
+            return self.report_state().await;
         }
+        let entries: Vec<Arc<Entry>> = self.hub.history_after(since);
         self.send_backfill(&entries).await?;
         let last = entries.last().map(|e| e.seq);
         self.cursor = last.or(since).unwrap_or(self.cursor);

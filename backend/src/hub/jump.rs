@@ -1,12 +1,54 @@
 //! Jumps in a host's history: a replay that seeks replaces the hub's history and diagnosis at
-//! once, and holds the host while paused so it does not go stale.
+//! once (with the new history's older frames also encoded as chart samples, so a viewer gets them
+//! in a tenth of the bytes), and holds the host while paused so it does not go stale.
 
 use super::Hub;
+use axum::extract::ws::Utf8Bytes;
 use shared::Frame;
 use shared::diagnosis::Diagnosis;
+use shared::history::Sample;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 use tokio::sync::watch;
+
+/// Most bytes of samples per `history` message (well under the socket's write-buffer limit).
+const HISTORY_CHUNK_BYTES: usize = 96 * 1024;
+
+/// A jump's history as `history` messages: the chart samples of its frames with seq from the
+/// jump's first up to, not including, `whole_from`; those from it on go as whole frames.
+#[derive(Debug)]
+pub struct JumpHistory {
+    pub whole_from: u64,
+    pub samples: usize,
+    pub messages: Vec<Utf8Bytes>,
+}
+
+/// The `history` messages for `samples` (oldest first).
+fn history_messages(host: &str, samples: &[Sample]) -> Result<Vec<Utf8Bytes>, serde_json::Error> {
+    let head = format!(
+        r#"{{"type":"history","host":{},"samples":["#,
+        serde_json::to_string(host)?
+    );
+    let mut messages = Vec::new();
+    let mut text = head.clone();
+    for s in samples {
+        let one = serde_json::to_string(s)?;
+        if text.len() > head.len() && text.len() + one.len() + 2 > HISTORY_CHUNK_BYTES {
+            text.push_str("]}");
+            messages.push(Utf8Bytes::from(std::mem::replace(&mut text, head.clone())));
+        }
+        if text.len() > head.len() {
+            text.push(',');
+        }
+        text.push_str(&one);
+    }
+    if text.len() > head.len() {
+        text.push_str("]}");
+        messages.push(Utf8Bytes::from(text));
+    }
+    Ok(messages)
+}
 
 impl Hub {
     /// Replaces the host's history with `frames` (oldest first; the newest ones the ring holds)
@@ -33,6 +75,19 @@ impl Hub {
         let diagnosis = diagnosis
             .map(|d| self.encode_diagnosis(last, d))
             .transpose()?;
+        // All but the newest frame also as samples: the page's charts need no more of them.
+        let older = &frames[skip..frames.len().saturating_sub(1).max(skip)];
+        let samples: Vec<Sample> = older.iter().map(Sample::of).collect();
+        let jump = (!samples.is_empty())
+            .then(|| {
+                history_messages(self.host(), &samples).map(|messages| JumpHistory {
+                    whole_from: last,
+                    samples: samples.len(),
+                    messages,
+                })
+            })
+            .transpose()?
+            .map(Arc::new);
         {
             let mut state = self.state();
             state.ring.clear();
@@ -41,6 +96,7 @@ impl Hub {
             }
             state.last_publish = Some(Instant::now());
             state.floor = first;
+            state.jump = jump;
             self.inner.next_seq.store(seq, Ordering::Relaxed);
         }
         if diagnosis.is_some() {
@@ -59,6 +115,14 @@ impl Hub {
     /// holding only frames below it holds another history.
     pub fn reset_floor(&self) -> u64 {
         self.state().floor
+    }
+
+    /// The latest jump's history as `history` messages, while the ring still holds every frame
+    /// of it (a viewer then sends those and only the newer frames whole).
+    pub fn jump_history(&self) -> Option<Arc<JumpHistory>> {
+        let state = self.state();
+        let jump = state.jump.clone()?;
+        (state.ring.first().map(|e| e.seq) == Some(state.floor)).then_some(jump)
     }
 
     /// How many frames the history ring holds at most.

@@ -18,6 +18,7 @@ mod jump;
 
 use entry::{DIAGNOSIS_MSG_PREFIX, frame_msg_prefix};
 pub use entry::{DiagnosisEntry, Entry};
+pub use jump::JumpHistory;
 
 use axum::extract::ws::Utf8Bytes;
 use shared::diagnosis::Diagnosis;
@@ -109,6 +110,8 @@ struct State {
     floor: u64,
     /// A paused replay: not stale however long no frame comes.
     held: bool,
+    /// The latest jump's older frames as `history` messages.
+    jump: Option<Arc<jump::JumpHistory>>,
 }
 
 /// A live feed of frames, and the seq of the first frame it will carry (every frame before it is
@@ -164,6 +167,7 @@ impl Hub {
                     link: None,
                     floor: 0,
                     held: false,
+                    jump: None,
                 }),
                 decoded: Mutex::new(None),
             }),

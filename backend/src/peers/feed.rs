@@ -73,6 +73,9 @@ impl Feed {
             ServerMsg::Frame { frame, .. } => self.frame(*frame, sink),
             ServerMsg::Diagnosis { diagnosis, .. } => sink.diagnosis(*diagnosis),
             ServerMsg::Reset { .. } => sink.reset(),
+            // Chart samples of a peer's jump: the hub keeps frames, so its history of that peer
+            // starts over at the whole frames that follow.
+            ServerMsg::History { .. } => {}
             // The far side's own view of its sampler; the hub judges staleness by arrivals.
             ServerMsg::HostStatus { .. }
             | ServerMsg::Summary { .. }
