@@ -251,6 +251,14 @@ async fn scrubbing_moves_the_whole_page_to_that_moment() {
     })
     .await;
     assert_eq!(lit_leaf(&c).await.as_deref(), Some("gpu_memory_pressure"));
+    assert_eq!(
+        text(&c, r#"[data-testid="conn-badge"]"#)
+            .await
+            .as_deref()
+            .map(str::trim),
+        Some("replay"),
+        "the badge says what the page shows"
+    );
     let from_ms: u64 = from.parse().expect("a time");
     let at = wait_for(within, "the replay's position", || async {
         let r = c
@@ -339,7 +347,10 @@ async fn scrubbing_moves_the_whole_page_to_that_moment() {
     let first = paths().await;
     assert!(first.as_ref().is_some_and(|p| p.len() > 2), "charts drawn");
     wait_for(Duration::from_secs(20), "the charts to move", || async {
-        paths().await.filter(|d| Some(d) != first.as_ref()).map(|_| ())
+        paths()
+            .await
+            .filter(|d| Some(d) != first.as_ref())
+            .map(|_| ())
     })
     .await;
     c.close().await.expect("close");

@@ -134,6 +134,7 @@ fn Dashboard(session: SessionInfo) -> impl IntoView {
     let store = Store::new();
     provide_context(store);
     provide_context(session.clone());
+    provide_context(crate::views::status::Replaying(RwSignal::new(false)));
     let route = use_route();
     let routed_host = move || route.with(|r| r.host().map(str::to_owned));
     store.select(route.with_untracked(|r| r.host().map(str::to_owned)));

@@ -128,10 +128,18 @@ pub fn ReplayBar() -> impl IntoView {
         info,
     };
     let live = RwSignal::new(false);
+    let replaying = use_context::<crate::views::status::Replaying>();
     let poll = move || {
         spawn_local(async move {
             match api::replay().await {
-                Ok(i) => info.set(Some(i)),
+                Ok(i) => {
+                    if let Some(r) = replaying
+                        && !r.0.get_untracked()
+                    {
+                        r.0.set(true);
+                    }
+                    info.set(Some(i));
+                }
                 Err(e) if e.status() == Some(404) => live.set(true),
                 Err(_) => {}
             }

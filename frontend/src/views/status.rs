@@ -9,10 +9,16 @@ use leptos::prelude::*;
 use shared::{HostState, NvmlStatus, SourceCost};
 use std::time::Duration;
 
-/// The badge's words for a connection state.
-pub fn badge_text(state: &ConnState) -> String {
+/// Whether the page shows a replay (`vramio replay`): set by the replay bar once the server
+/// says so, read by the badge, which then says "replay", not "live".
+#[derive(Clone, Copy)]
+pub struct Replaying(pub RwSignal<bool>);
+
+/// The badge's words for a connection state (`replaying`: the stream is a replay).
+pub fn badge_text(state: &ConnState, replaying: bool) -> String {
     match state {
         ConnState::Connecting => "connecting…".to_owned(),
+        ConnState::Open if replaying => "replay".to_owned(),
         ConnState::Open => "live".to_owned(),
         ConnState::Reconnecting { attempt, in_ms } => format!(
             "reconnecting in {:.1} s (attempt {attempt})",
@@ -56,6 +62,8 @@ pub fn use_clock() -> ReadSignal<f64> {
 
 #[component]
 pub fn ConnBadge(state: ReadSignal<ConnState>) -> impl IntoView {
+    let replay = use_context::<Replaying>();
+    let replaying = move || replay.is_some_and(|r| r.0.get());
     let title = move || match state.get() {
         ConnState::Closed { reason } => reason,
         _ => String::new(),
@@ -69,7 +77,7 @@ pub fn ConnBadge(state: ReadSignal<ConnState>) -> impl IntoView {
             role="status"
         >
             <span class="dot"></span>
-            {move || state.with(badge_text)}
+            {move || state.with(|s| badge_text(s, replaying()))}
         </span>
     }
 }
@@ -209,12 +217,16 @@ mod tests {
 
     #[test]
     fn badge_says_what_the_feed_does() {
-        assert_eq!(badge_text(&ConnState::Open), "live");
+        assert_eq!(badge_text(&ConnState::Open, false), "live");
+        assert_eq!(badge_text(&ConnState::Open, true), "replay");
         assert_eq!(
-            badge_text(&ConnState::Reconnecting {
-                attempt: 3,
-                in_ms: 2000
-            }),
+            badge_text(
+                &ConnState::Reconnecting {
+                    attempt: 3,
+                    in_ms: 2000
+                },
+                true
+            ),
             "reconnecting in 2.0 s (attempt 3)"
         );
     }
