@@ -33,22 +33,32 @@ fn gpu_csv() -> String {
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_replay_bar_shows_the_verdict_timeline_and_the_page_follows_the_play() {
-    let dir = TempDir::new("browser-replay");
+/// `vramio replay` of `log` (written to a temp dir) at `speed`, and a browser on its page.
+async fn replay_in_browser(
+    what: &str,
+    log: &str,
+    speed: &str,
+) -> (TempDir, Server, browser_kit::Killed, fantoccini::Client) {
+    let dir = TempDir::new(what);
     let csv = dir.join("run.csv");
-    std::fs::write(&csv, gpu_csv()).expect("log");
+    std::fs::write(&csv, log).expect("log");
     let script = dir.join("unused.json");
     std::fs::write(&script, vramio_bin::one_gpu_script(std::process::id())).expect("script");
     let s = Server::start_command(
         "replay",
         &dir.join("state"),
         &script,
-        &[&csv.to_string_lossy(), "--port", "0", "--speed", "10"],
+        &[&csv.to_string_lossy(), "--port", "0", "--speed", speed],
     );
-    let (_driver, driver_port) = start_chromedriver();
+    let (driver, driver_port) = start_chromedriver();
     let c = browser(driver_port).await;
     c.goto(&s.url).await.expect("open the page");
+    (dir, s, driver, c)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_replay_bar_shows_the_verdict_timeline_and_the_page_follows_the_play() {
+    let (_dir, _s, _driver, c) = replay_in_browser("browser-replay", &gpu_csv(), "10").await;
 
     // The bar, with the timeline worked out: healthy (ok) then pressure (critical).
     let classes = wait_for(Duration::from_secs(20), "the verdict timeline", || async {
@@ -217,20 +227,8 @@ async fn scrubbing_moves_the_whole_page_to_that_moment() {
             .unwrap_or(default)
     };
     let (minutes, gpus) = (env("VRAMIO_SCRUB_MINUTES", 20), env("VRAMIO_SCRUB_GPUS", 1));
-    let dir = TempDir::new("browser-scrub");
-    let csv = dir.join("run.csv");
-    std::fs::write(&csv, long_gpu_csv(minutes, gpus)).expect("log");
-    let script = dir.join("unused.json");
-    std::fs::write(&script, vramio_bin::one_gpu_script(std::process::id())).expect("script");
-    let s = Server::start_command(
-        "replay",
-        &dir.join("state"),
-        &script,
-        &[&csv.to_string_lossy(), "--port", "0", "--speed", "1"],
-    );
-    let (_driver, driver_port) = start_chromedriver();
-    let c = browser(driver_port).await;
-    c.goto(&s.url).await.expect("open the page");
+    let (_dir, _s, _driver, c) =
+        replay_in_browser("browser-scrub", &long_gpu_csv(minutes, gpus), "1").await;
     let banner = r#"[data-testid="verdict-banner"]"#;
     let within = Duration::from_secs(60);
 

@@ -240,10 +240,6 @@ fn gpu_frame(t_ms: u64, used_pct: f64) -> Frame {
     let used = (total as f64 * used_pct / 100.0) as u64;
     let mut f = Frame::empty("h", 0, t_ms, 1000);
     f.gpus = vec![shared::Gpu {
-        index: 0,
-        uuid: Some("GPU-0".into()),
-        name: Some("NVIDIA H100 80GB HBM3".into()),
-        state: shared::GpuState::Ok,
         memory: Some(shared::GpuMemory {
             total_bytes: Bytes(total),
             used_bytes: Bytes(used),
@@ -251,13 +247,7 @@ fn gpu_frame(t_ms: u64, used_pct: f64) -> Frame {
             free_bytes: Bytes(total - used),
         }),
         utilization_gpu_pct: Some(Percent(90.0)),
-        utilization_memory_pct: None,
-        temperature_c: None,
-        power_w: None,
-        power_limit_w: None,
-        processes: None,
-        processes_t_ms: None,
-        nvml_api: None,
+        ..shared::Gpu::unread(0, None, None, shared::GpuState::Ok)
     }];
     f
 }
