@@ -55,6 +55,23 @@ fn cpu_ns(pid: u32) -> u64 {
         .sum()
 }
 
+/// On-CPU nanoseconds of `pid`'s live threads, summed by thread name (`comm`).
+fn cpu_ns_by_thread(pid: u32) -> std::collections::BTreeMap<String, u64> {
+    let mut by = std::collections::BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return by;
+    };
+    for t in tasks.flatten() {
+        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let ns = std::fs::read_to_string(t.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0);
+        *by.entry(name.trim().to_owned()).or_insert(0) += ns;
+    }
+    by
+}
+
 /// `utime + stime` of `pid` in clock ticks (dead threads included).
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -167,12 +184,15 @@ struct Row {
     ticks_pct: f64,
     rss_kib: u64,
     messages_per_viewer_s: f64,
+    /// `(thread name, % of one core)`.
+    threads: Vec<(String, f64)>,
 }
 
 fn measure(server: &Server, viewers: usize, secs: u64, rt: &tokio::runtime::Runtime) -> Row {
     let pid = server.child.id();
     let (tasks, count) = rt.block_on(open_viewers(server.port, viewers));
     std::thread::sleep(SETTLE);
+    let threads0 = cpu_ns_by_thread(pid);
     let (ns0, ticks0, m0, t0) = (
         cpu_ns(pid),
         cpu_ticks(pid),
@@ -186,6 +206,15 @@ fn measure(server: &Server, viewers: usize, secs: u64, rt: &tokio::runtime::Runt
         count.load(Ordering::Relaxed),
         t0.elapsed(),
     );
+    let threads: Vec<(String, f64)> = cpu_ns_by_thread(pid)
+        .into_iter()
+        .map(|(name, ns)| {
+            let was = threads0.get(&name).copied().unwrap_or(0);
+            let pct = ns.saturating_sub(was) as f64 / 1e9 / wall.as_secs_f64() * 100.0;
+            (name, pct)
+        })
+        .filter(|(_, pct)| *pct > 0.0)
+        .collect();
     for t in tasks {
         t.abort();
     }
@@ -197,6 +226,7 @@ fn measure(server: &Server, viewers: usize, secs: u64, rt: &tokio::runtime::Runt
         pct: ns1.saturating_sub(ns0) as f64 / 1e9 / wall_s * 100.0,
         ticks_pct: ticks1.saturating_sub(ticks0) as f64 / hz / wall_s * 100.0,
         rss_kib: rss_kib(pid).0,
+        threads,
         messages_per_viewer_s: if viewers == 0 {
             0.0
         } else {
@@ -239,6 +269,15 @@ fn main() {
             r.rss_kib as f64 / 1024.0,
             r.messages_per_viewer_s
         );
+    }
+    // Where it goes: each thread's share (threads of one name summed), row by row.
+    for r in &rows {
+        let parts: Vec<String> = r
+            .threads
+            .iter()
+            .map(|(name, pct)| format!("{name} {pct:.4}"))
+            .collect();
+        println!("  {} viewer(s), by thread: {}", r.viewers, parts.join(", "));
     }
     if let (Some(base), Some(one)) = (
         rows.iter().find(|r| r.viewers == 0),

@@ -16,23 +16,6 @@ use std::fmt::Write;
 use std::time::Duration;
 use vramio_bin::{Server, TempDir};
 
-/// 120 s of one GPU at 1 Hz: 40% memory for the first minute, 97% for the second.
-fn gpu_csv() -> String {
-    let mut out = String::from(
-        "timestamp, index, name, memory.total [MiB], memory.used [MiB], utilization.gpu [%]\n",
-    );
-    for s in 0..120u32 {
-        let used = if s < 60 { 32_000 } else { 79_100 };
-        let _ = writeln!(
-            out,
-            "2024/05/01 10:{:02}:{:02}.000, 0, NVIDIA H100 80GB HBM3, 81559 MiB, {used} MiB, 92 %",
-            s / 60,
-            s % 60
-        );
-    }
-    out
-}
-
 /// `vramio replay` of `log` (written to a temp dir) at `speed`, and a browser on its page.
 async fn replay_in_browser(
     what: &str,
@@ -58,7 +41,8 @@ async fn replay_in_browser(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_replay_bar_shows_the_verdict_timeline_and_the_page_follows_the_play() {
-    let (_dir, _s, _driver, c) = replay_in_browser("browser-replay", &gpu_csv(), "10").await;
+    let (_dir, _s, _driver, c) =
+        replay_in_browser("browser-replay", &long_gpu_csv(10, 1), "10").await;
 
     // The bar, with the timeline worked out: healthy (ok) then pressure (critical).
     let classes = wait_for(Duration::from_secs(20), "the verdict timeline", || async {
