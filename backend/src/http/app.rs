@@ -38,6 +38,11 @@ const WS_READ_LIMIT: usize = 64 * 1024;
 /// (the session ends), so backfills are chunked below it. A slow client makes `send` wait on the
 /// flush, and the session lags behind the hub instead.
 pub(crate) const WS_WRITE_BUFFER: usize = 256 * 1024;
+/// Room for one read from a viewer's socket. Small on purpose: tungstenite zero-fills this much
+/// before every read attempt, and a session attempts one each time it wakes (for every frame it
+/// sends), so its default of 128 KiB cost a 128 KiB `memset` per frame per viewer. Client
+/// messages are a few hundred bytes (the protocol allows 4 KiB); larger ones take more reads.
+const WS_READ_BUFFER: usize = 8 * 1024;
 
 /// Script, style and socket from this origin only; `wasm-unsafe-eval` lets the bundle compile.
 const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
@@ -186,6 +191,7 @@ async fn ws(
         );
     };
     upgrade
+        .read_buffer_size(WS_READ_BUFFER)
         .max_message_size(WS_READ_LIMIT)
         .max_frame_size(WS_READ_LIMIT)
         .max_write_buffer_size(WS_WRITE_BUFFER)
