@@ -13,12 +13,13 @@
 //! moment the link is revoked or expires.
 
 use crate::access::shares::{Grant, Shares, Standing};
+mod history;
+
 use crate::hub::{Entry, Hub};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use shared::protocol::MAX_CLIENT_MESSAGE_BYTES;
 use shared::{ClientMsg, ErrorCode, HostState, ServerMsg};
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
@@ -331,121 +332,6 @@ impl<S: Sink<Message> + Unpin> Session<S> {
         self.cursor = entry.seq;
         self.send(Message::Text(entry.message_for(self.show_users)))
             .await
-    }
-
-    /// After the hub's history was replaced (a replay jumped): the new history and the
-    /// diagnosis that goes with it. The caller has subscribed afresh.
-    async fn start_over(
-        &mut self,
-        diagnoses: &mut tokio::sync::watch::Receiver<Option<Arc<crate::hub::DiagnosisEntry>>>,
-    ) -> Result<(), Ended> {
-        self.send_new_history().await?;
-        let current = diagnoses.borrow_and_update().clone();
-        match current {
-            Some(entry) => self.send(Message::Text(entry.message())).await,
-            None => Ok(()),
-        }
-    }
-
-    /// `reset`, then the hub's whole history: a jump's older frames as chart samples (`history`)
-    /// while the hub has them, the rest as whole frames (`backfill`).
-    async fn send_new_history(&mut self) -> Result<(), Ended> {
-        let jump = self.hub.jump_history();
-        let since = jump.as_ref().map(|j| j.whole_from.saturating_sub(1));
-        let entries = self.hub.history_after(since);
-        let samples = jump.as_ref().map_or(0, |j| j.samples);
-        self.send_reset(samples + entries.len()).await?;
-        for m in jump.iter().flat_map(|j| j.messages.iter()) {
-            self.send(Message::Text(m.clone())).await?;
-        }
-        self.send_backfill(&entries).await?;
-        if let Some(last) = entries.last() {
-            self.cursor = self.cursor.max(last.seq);
-        }
-        Ok(())
-    }
-
-    /// `reset`: the next `frames` frames backfilled are the host's new history.
-    async fn send_reset(&mut self, frames: usize) -> Result<(), Ended> {
-        self.send_msg(&ServerMsg::Reset {
-            host: self.hub.host().to_owned(),
-            frames: u64::try_from(frames).unwrap_or(u64::MAX),
-        })
-        .await
-    }
-
-    /// Sends every held frame after `since` in `backfill` chunks, built from the frames' existing
-    /// encodings (nothing is serialized again).
-    async fn backfill(&mut self, since: Option<u64>) -> Result<(), Ended> {
-        // A `since_seq` beyond anything this server has made comes from another server (the
-        // tunnel now points elsewhere) or from before a clock step: start over rather than wait
-        // for seq to catch up with it.
-        let newest = self.hub.latest().map(|e| e.seq);
-        let since = since.filter(|s| newest.is_some_and(|n| *s <= n));
-        // A client that holds frames from before the history was replaced (it reconnects after a
-        // replay jumped) drops them first.
-        if since.is_some_and(|s| s < self.hub.reset_floor()) {
-            self.send_new_history().await?;
-            return self.report_state().await;
-        }
-        let entries: Vec<Arc<Entry>> = self.hub.history_after(since);
-        self.send_backfill(&entries).await?;
-        let last = entries.last().map(|e| e.seq);
-        self.cursor = last.or(since).unwrap_or(self.cursor);
-        self.report_state().await
-    }
-
-    /// `entries` as `backfill` messages of at most [`BACKFILL_CHUNK`] frames and
-    /// [`BACKFILL_CHUNK_BYTES`] bytes of them.
-    async fn send_backfill(&mut self, entries: &[Arc<Entry>]) -> Result<(), Ended> {
-        let host_json = serde_json::to_string(self.hub.host()).map_err(|_| Ended::WriteFailed)?;
-        let mut rest = entries;
-        while !rest.is_empty() {
-            let mut bytes = 0;
-            let take = rest
-                .iter()
-                .take(BACKFILL_CHUNK)
-                .take_while(|e| {
-                    bytes += e.frame_json_for(self.show_users).len() + 1;
-                    bytes <= BACKFILL_CHUNK_BYTES
-                })
-                .count()
-                .max(1);
-            let (chunk, after) = rest.split_at(take);
-            rest = after;
-            let mut text = String::with_capacity(bytes.min(BACKFILL_CHUNK_BYTES) + 64);
-            text.push_str(r#"{"type":"backfill","host":"#);
-            text.push_str(&host_json);
-            text.push_str(r#","frames":["#);
-            for (i, e) in chunk.iter().enumerate() {
-                if i > 0 {
-                    text.push(',');
-                }
-                text.push_str(e.frame_json_for(self.show_users));
-            }
-            text.push_str("]}");
-            self.send(Message::Text(text.into())).await?;
-        }
-        Ok(())
-    }
-
-    /// After the channel dropped frames for this session: sends `lagged` for those the ring no
-    /// longer holds either, then backfills the rest. Frames still queued in the channel that this
-    /// sends now are skipped when they come (their seq is not above the cursor).
-    async fn catch_up(&mut self) -> Result<(), Ended> {
-        let held = self.hub.history_after(Some(self.cursor));
-        let Some(first) = held.first().map(|e| e.seq) else {
-            return Ok(());
-        };
-        let lost = first.saturating_sub(self.cursor.saturating_add(1));
-        if lost > 0 {
-            self.send_msg(&ServerMsg::Lagged { skipped: lost }).await?;
-        }
-        self.send_backfill(&held).await?;
-        if let Some(last) = held.last() {
-            self.cursor = last.seq;
-        }
-        Ok(())
     }
 
     /// Sends `host_status` when the host's state differs from what this client was last told.
