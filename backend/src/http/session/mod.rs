@@ -5,16 +5,17 @@
 //! `since_seq` (taken from the URL, or from a `subscribe` sent within [`FIRST_MESSAGE_WAIT`]), then
 //! `host_status` and the current `diagnosis`, then live `frame`s and each new `diagnosis`.
 //! Falling behind the hub's channel is caught up from the history ring (as `backfill`), and
-//! `lagged { skipped }` counts only the frames the ring no longer holds; the stream goes on. Bad
-//! client messages get `error`; oversized ones close the socket with 1009.
+//! `lagged { skipped }` counts only the frames the ring no longer holds; the stream goes on. When a
+//! replay jumps, the hub's history is replaced: the session says `reset` and sends the new one
+//! ([`history`]). Bad client messages get `error`; oversized ones close the socket with 1009.
 //!
 //! A share-link viewer's session carries a [`ViewLease`]: it hides user names unless the link
 //! shows them, and ends (an `error` of `share_revoked` / `share_expired`, then close code 4403) the
 //! moment the link is revoked or expires.
 
-use crate::access::shares::{Grant, Shares, Standing};
 mod history;
 
+use crate::access::shares::{Grant, Shares, Standing};
 use crate::hub::{Entry, Hub};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
