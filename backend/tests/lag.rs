@@ -37,6 +37,7 @@ fn start(hub: &Hub) -> (mpsc::Receiver<Message>, CancellationToken) {
         lease: None,
         show_users: true,
         greet: true,
+        samples: false,
     };
     let client = stream::pending::<Result<Message, Infallible>>();
     tokio::spawn(session::run(params, sink, client));

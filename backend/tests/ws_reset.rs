@@ -7,9 +7,20 @@
 #[path = "common/ws_client.rs"]
 mod ws_client;
 
+use futures_util::SinkExt;
 use shared::ServerMsg;
 use shared::diagnosis::{Thresholds, diagnose};
-use ws_client::{connect, default_config, frame, next_msg, server, subscribe};
+use ws_client::{connect, default_config, frame, next_msg, server};
+
+/// `subscribe` as the page sends it: resuming after `since`, taking chart samples.
+async fn subscribe(ws: &mut ws_client::Client, since: Option<u64>) {
+    let since = since.map_or(String::new(), |s| format!(r#","since_seq":{s}"#));
+    ws.send(tokio_tungstenite::tungstenite::Message::text(format!(
+        r#"{{"type":"subscribe","samples":true{since}}}"#
+    )))
+    .await
+    .expect("subscribe");
+}
 
 /// Reads until the next `reset`; returns how many frames it announces.
 async fn until_reset(ws: &mut ws_client::Client) -> u64 {
@@ -26,6 +37,11 @@ async fn until_reset(ws: &mut ws_client::Client) -> u64 {
             other => panic!("unexpected {other:?}"),
         }
     }
+}
+
+/// Reads until the next `backfill`.
+async fn until_backfill(ws: &mut ws_client::Client) {
+    while !matches!(next_msg(ws).await, ServerMsg::Backfill { .. }) {}
 }
 
 /// After a `reset`: the times of the new history's samples and whole frames, up to the
@@ -55,6 +71,14 @@ async fn a_replaced_history_reaches_a_connected_client_as_reset_then_backfill() 
     let mut ws = connect(s.addr, "").await;
     assert!(matches!(next_msg(&mut ws).await, ServerMsg::Hello { .. }));
     subscribe(&mut ws, None).await;
+    // The page's first load is a history too: 4 samples and the newest frame.
+    assert_eq!(until_reset(&mut ws).await, 5);
+    until_backfill(&mut ws).await;
+    // A hub's link to a peer takes whole frames only.
+    let mut peer = connect(s.addr, "").await;
+    assert!(matches!(next_msg(&mut peer).await, ServerMsg::Hello { .. }));
+    ws_client::subscribe(&mut peer, None).await;
+    until_backfill(&mut peer).await;
 
     // Back to moments before the ones held.
     let mut jumped: Vec<_> = (0..3).map(|t| frame(t * 100)).collect();
@@ -76,6 +100,13 @@ async fn a_replaced_history_reaches_a_connected_client_as_reset_then_backfill() 
         Some(base + 200),
         "the diagnosis of the new moment"
     );
+    assert_eq!(until_reset(&mut peer).await, 3);
+    let (sampled, whole, _) = new_history(&mut peer).await;
+    assert!(
+        sampled.is_empty(),
+        "no samples for a client that did not ask"
+    );
+    assert_eq!(whole, vec![base, base + 100, base + 200]);
 
     // Live frames go on after the new history, with seqs above it.
     s.hub.publish(frame(300)).expect("publish");
@@ -190,4 +221,61 @@ async fn a_long_jump_history_comes_in_chunks_a_tenth_of_the_frames_bytes() {
         bytes * 5 < frame_bytes,
         "{bytes} bytes on the wire for {frame_bytes} bytes of frames"
     );
+}
+
+#[tokio::test]
+async fn a_page_that_takes_samples_gets_its_first_history_as_samples_and_a_whole_newest_frame() {
+    let s = server(default_config()).await;
+    for t in 0..5 {
+        s.hub.publish(frame(t * 1000)).expect("publish");
+    }
+    let mut ws = connect(s.addr, "").await;
+    assert!(matches!(next_msg(&mut ws).await, ServerMsg::Hello { .. }));
+    ws.send(tokio_tungstenite::tungstenite::Message::text(
+        r#"{"type":"subscribe","samples":true}"#,
+    ))
+    .await
+    .expect("subscribe");
+    assert!(matches!(
+        next_msg(&mut ws).await,
+        ServerMsg::Reset { frames: 5, .. }
+    ));
+    match next_msg(&mut ws).await {
+        ServerMsg::History { samples, .. } => {
+            assert_eq!(
+                samples.iter().map(|s| s.seq).collect::<Vec<_>>(),
+                [1, 2, 3, 4]
+            );
+        }
+        other => panic!("expected the older frames as samples, got {other:?}"),
+    }
+    match next_msg(&mut ws).await {
+        ServerMsg::Backfill { frames, .. } => {
+            assert_eq!(frames.iter().map(|f| f.seq).collect::<Vec<_>>(), [5]);
+        }
+        other => panic!("expected the newest frame whole, got {other:?}"),
+    }
+    // Live frames follow as usual, and a resume is whole frames.
+    s.hub.publish(frame(5000)).expect("publish");
+    loop {
+        match next_msg(&mut ws).await {
+            ServerMsg::Frame { frame, .. } => {
+                assert_eq!(frame.seq, 6);
+                break;
+            }
+            ServerMsg::HostStatus { .. } => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    ws.send(tokio_tungstenite::tungstenite::Message::text(
+        r#"{"type":"subscribe","since_seq":4,"samples":true}"#,
+    ))
+    .await
+    .expect("resume");
+    match next_msg(&mut ws).await {
+        ServerMsg::Backfill { frames, .. } => {
+            assert_eq!(frames.iter().map(|f| f.seq).collect::<Vec<_>>(), [5, 6]);
+        }
+        other => panic!("expected a whole-frame resume, got {other:?}"),
+    }
 }

@@ -119,17 +119,20 @@ pub fn want_for(hosts: Option<&[String]>, route: &Route) -> Want {
 /// The `subscribe` for `want`, resuming from `held` (per host, the newest seq the store holds):
 /// one host resumes after the smallest seq held (nothing held: everything the server has); a
 /// hub's detail resumes its host from that host's seq; the overview asks for no frames at all.
+/// The page takes a whole history's older frames as chart samples (its charts need no more).
 pub fn subscribe_msg(want: &Want, held: &BTreeMap<String, u64>) -> String {
     let msg = match want {
         Want::All => ClientMsg::Subscribe {
             hosts: None,
             since_seq: held.values().min().copied(),
             since: None,
+            samples: true,
         },
         Want::Summaries => ClientMsg::Subscribe {
             hosts: Some(Vec::new()),
             since_seq: None,
             since: None,
+            samples: true,
         },
         Want::Host(name) => ClientMsg::Subscribe {
             hosts: Some(vec![name.clone()]),
@@ -137,6 +140,7 @@ pub fn subscribe_msg(want: &Want, held: &BTreeMap<String, u64>) -> String {
             since: held
                 .get(name)
                 .map(|seq| BTreeMap::from([(name.clone(), *seq)])),
+            samples: true,
         },
     };
     serde_json::to_string(&msg).unwrap_or_else(|_| r#"{"type":"subscribe"}"#.to_owned())
@@ -239,11 +243,14 @@ mod tests {
     #[test]
     fn one_host_subscribes_to_everything_and_resumes_from_the_last_seq() {
         let none = BTreeMap::new();
-        assert_eq!(subscribe_msg(&Want::All, &none), r#"{"type":"subscribe"}"#);
+        assert_eq!(
+            subscribe_msg(&Want::All, &none),
+            r#"{"type":"subscribe","samples":true}"#
+        );
         let held = BTreeMap::from([("gpu1".to_owned(), 41)]);
         assert_eq!(
             subscribe_msg(&Want::All, &held),
-            r#"{"type":"subscribe","since_seq":41}"#
+            r#"{"type":"subscribe","since_seq":41,"samples":true}"#
         );
     }
 
@@ -252,16 +259,16 @@ mod tests {
         let held = BTreeMap::from([("ssh://gpu1".to_owned(), 41), ("gpu2:7575".to_owned(), 7)]);
         assert_eq!(
             subscribe_msg(&Want::Summaries, &held),
-            r#"{"type":"subscribe","hosts":[]}"#
+            r#"{"type":"subscribe","hosts":[],"samples":true}"#
         );
         assert_eq!(
             subscribe_msg(&Want::Host("ssh://gpu1".into()), &held),
-            r#"{"type":"subscribe","hosts":["ssh://gpu1"],"since":{"ssh://gpu1":41}}"#
+            r#"{"type":"subscribe","hosts":["ssh://gpu1"],"since":{"ssh://gpu1":41},"samples":true}"#
         );
         // A host never held yet: its whole backfill.
         assert_eq!(
             subscribe_msg(&Want::Host("gpu3".into()), &held),
-            r#"{"type":"subscribe","hosts":["gpu3"]}"#
+            r#"{"type":"subscribe","hosts":["gpu3"],"samples":true}"#
         );
     }
 

@@ -120,6 +120,11 @@ pub enum ClientMsg {
         /// `since_seq` for the hosts it names.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         since: Option<BTreeMap<String, u64>>,
+        /// The client takes the older frames of a whole-history backfill as chart samples
+        /// (`reset`, `history`, then the newest frame whole): the page does, which makes a first
+        /// load of 15 minutes a tenth of the bytes; a hub's link to a peer keeps whole frames.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        samples: bool,
     },
     Ping,
 }
@@ -149,6 +154,7 @@ mod tests {
                 hosts: None,
                 since_seq: Some(41),
                 since: None,
+                samples: false,
             }
         );
         assert!(serde_json::from_str::<ClientMsg>(r#"{"type":"ping"}"#).is_ok());

@@ -285,6 +285,7 @@ fn client_messages() -> Vec<(&'static str, ClientMsg)> {
                 hosts: Some(vec!["gpu-node-7".into()]),
                 since_seq: Some(1_764_500_000_122),
                 since: None,
+                samples: false,
             },
         ),
         (
@@ -300,6 +301,7 @@ fn client_messages() -> Vec<(&'static str, ClientMsg)> {
                     .into_iter()
                     .collect(),
                 ),
+                samples: false,
             },
         ),
         (
@@ -308,6 +310,7 @@ fn client_messages() -> Vec<(&'static str, ClientMsg)> {
                 hosts: None,
                 since_seq: None,
                 since: None,
+                samples: true,
             },
         ),
         ("client-ping", ClientMsg::Ping),

@@ -227,6 +227,7 @@ async fn ws(
                                 lease,
                                 show_users,
                                 greet: true,
+                                samples: false,
                             };
                             session::run(params, sink, stream).await
                         };

@@ -33,6 +33,8 @@ pub struct MultiParams {
 struct Selection {
     hosts: Vec<usize>,
     since: BTreeMap<usize, u64>,
+    /// The client takes chart samples (see `ClientMsg::Subscribe`).
+    samples: bool,
 }
 
 /// Runs one multi-host session until the client leaves, the server stops or the lease ends.
@@ -70,6 +72,7 @@ where
             .since_seq
             .map(|s| (0..fleet.len()).map(|i| (i, s)).collect())
             .unwrap_or_default(),
+        samples: false,
     };
     match first.map(|m| classify(&fleet, m)) {
         Some(Incoming::Select(sel)) => hosts.select(&params, &tx, sel),
@@ -154,6 +157,7 @@ impl Hosts {
                 lease: None,
                 show_users: params.show_users,
                 greet: false,
+                samples: sel.samples,
             };
             let sink = PollSender::new(tx.clone());
             tokio::spawn(async move {
@@ -193,6 +197,7 @@ fn classify<E: std::fmt::Display>(fleet: &Fleet, incoming: Result<Message, E>) -
             hosts,
             since_seq,
             since,
+            samples,
         }) => {
             let names = hosts.unwrap_or_else(|| fleet.names());
             let mut picked = Vec::new();
@@ -228,6 +233,7 @@ fn classify<E: std::fmt::Display>(fleet: &Fleet, incoming: Result<Message, E>) -
             Incoming::Select(Selection {
                 hosts: picked,
                 since,
+                samples,
             })
         }
         Err(e) => bad(format!("cannot read message: {e}")),

@@ -24,6 +24,8 @@ pub struct Entry {
     has_users: bool,
     /// The message without user names, made on first demand (a share link that hides them).
     without_users: OnceLock<Utf8Bytes>,
+    /// The frame's chart sample as JSON, made on first demand (a page's first backfill).
+    sample: OnceLock<String>,
 }
 
 impl Entry {
@@ -40,6 +42,7 @@ impl Entry {
             prefix_len,
             has_users,
             without_users: OnceLock::new(),
+            sample: OnceLock::new(),
         }
     }
 
@@ -66,6 +69,22 @@ impl Entry {
             return self.frame_json();
         }
         self.frame_part(self.without_users().as_str())
+    }
+
+    /// The frame's chart sample ([`shared::history::Sample`]) as JSON.
+    pub fn sample_json(&self) -> &str {
+        self.sample.get_or_init(|| {
+            // Decoding what this hub encoded cannot fail; if it ever did, the sample is empty.
+            let sample = serde_json::from_str::<Frame>(self.frame_json())
+                .map(|f| shared::history::Sample::of(&f))
+                .unwrap_or(shared::history::Sample {
+                    seq: self.seq,
+                    t_ms: self.t_ms,
+                    gpus: Vec::new(),
+                    disks: Vec::new(),
+                });
+            serde_json::to_string(&sample).unwrap_or_default()
+        })
     }
 
     fn without_users(&self) -> &Utf8Bytes {

@@ -24,16 +24,19 @@ pub struct JumpHistory {
     pub messages: Vec<Utf8Bytes>,
 }
 
-/// The `history` messages for `samples` (oldest first).
-fn history_messages(host: &str, samples: &[Sample]) -> Result<Vec<Utf8Bytes>, serde_json::Error> {
+/// `history` messages for the chart samples `samples` (JSON, oldest first), each under
+/// [`HISTORY_CHUNK_BYTES`] (a single larger sample still goes alone).
+pub fn history_messages<'a>(
+    host: &str,
+    samples: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<Utf8Bytes>, serde_json::Error> {
     let head = format!(
         r#"{{"type":"history","host":{},"samples":["#,
         serde_json::to_string(host)?
     );
     let mut messages = Vec::new();
     let mut text = head.clone();
-    for s in samples {
-        let one = serde_json::to_string(s)?;
+    for one in samples {
         if text.len() > head.len() && text.len() + one.len() + 2 > HISTORY_CHUNK_BYTES {
             text.push_str("]}");
             messages.push(Utf8Bytes::from(std::mem::replace(&mut text, head.clone())));
@@ -41,7 +44,7 @@ fn history_messages(host: &str, samples: &[Sample]) -> Result<Vec<Utf8Bytes>, se
         if text.len() > head.len() {
             text.push(',');
         }
-        text.push_str(&one);
+        text.push_str(one);
     }
     if text.len() > head.len() {
         text.push_str("]}");
@@ -77,13 +80,18 @@ impl Hub {
             .transpose()?;
         // All but the newest frame also as samples: the page's charts need no more of them.
         let older = &frames[skip..frames.len().saturating_sub(1).max(skip)];
-        let samples: Vec<Sample> = older.iter().map(Sample::of).collect();
+        let samples = older
+            .iter()
+            .map(|f| serde_json::to_string(&Sample::of(f)))
+            .collect::<Result<Vec<String>, _>>()?;
         let jump = (!samples.is_empty())
             .then(|| {
-                history_messages(self.host(), &samples).map(|messages| JumpHistory {
-                    whole_from: last,
-                    samples: samples.len(),
-                    messages,
+                history_messages(self.host(), samples.iter().map(String::as_str)).map(|messages| {
+                    JumpHistory {
+                        whole_from: last,
+                        samples: samples.len(),
+                        messages,
+                    }
                 })
             })
             .transpose()?

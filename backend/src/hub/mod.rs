@@ -18,7 +18,7 @@ mod jump;
 
 use entry::{DIAGNOSIS_MSG_PREFIX, frame_msg_prefix};
 pub use entry::{DiagnosisEntry, Entry};
-pub use jump::JumpHistory;
+pub use jump::{JumpHistory, history_messages as jump_history_messages};
 
 use axum::extract::ws::Utf8Bytes;
 use shared::diagnosis::Diagnosis;

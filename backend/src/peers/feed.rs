@@ -37,6 +37,8 @@ impl Feed {
             hosts: None,
             since_seq: self.last_seq,
             since: None,
+            // The hub keeps whole frames: it serves them on, to its own viewers and /metrics.
+            samples: false,
         };
         serde_json::to_string(&msg).unwrap_or_else(|_| r#"{"type":"subscribe"}"#.to_owned())
     }

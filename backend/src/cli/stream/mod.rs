@@ -86,6 +86,7 @@ async fn sample(args: StreamArgs, thresholds: shared::diagnosis::Thresholds) -> 
         lease: None,
         show_users: true,
         greet: true,
+        samples: false,
     };
     let ended = session::run(
         params,

@@ -4,6 +4,7 @@
 
 use super::{BACKFILL_CHUNK, BACKFILL_CHUNK_BYTES, Ended, Session};
 use crate::hub::Entry;
+use crate::hub::jump_history_messages as history_messages;
 use axum::extract::ws::Message;
 use futures_util::Sink;
 use shared::ServerMsg;
@@ -24,18 +25,45 @@ impl<S: Sink<Message> + Unpin> Session<S> {
         }
     }
 
-    /// `reset`, then the hub's whole history: a jump's older frames as chart samples (`history`)
-    /// while the hub has them, the rest as whole frames (`backfill`).
+    /// `reset`, then the hub's whole history. To a client that takes chart samples, the older
+    /// frames go as `history` (a jump's, encoded at the jump, while the hub has them; else each
+    /// frame's own) and the newest whole; to one that does not, every frame whole.
     async fn send_new_history(&mut self) -> Result<(), Ended> {
-        let jump = self.hub.jump_history();
-        let since = jump.as_ref().map(|j| j.whole_from.saturating_sub(1));
-        let entries = self.hub.history_after(since);
-        let samples = jump.as_ref().map_or(0, |j| j.samples);
-        self.send_reset(samples + entries.len()).await?;
-        for m in jump.iter().flat_map(|j| j.messages.iter()) {
+        let jump = self.hub.jump_history().filter(|_| self.samples);
+        let Some(jump) = jump else {
+            let entries = self.hub.history_after(None);
+            return self.send_whole_history(&entries).await;
+        };
+        let entries = self
+            .hub
+            .history_after(Some(jump.whole_from.saturating_sub(1)));
+        self.send_reset(jump.samples + entries.len()).await?;
+        for m in &jump.messages {
             self.send(Message::Text(m.clone())).await?;
         }
         self.send_backfill(&entries).await?;
+        if let Some(last) = entries.last() {
+            self.cursor = self.cursor.max(last.seq);
+        }
+        Ok(())
+    }
+
+    /// `reset`, then `entries` (all the hub holds): the older ones as chart samples if the
+    /// client takes them, the rest whole.
+    async fn send_whole_history(&mut self, entries: &[Arc<Entry>]) -> Result<(), Ended> {
+        self.send_reset(entries.len()).await?;
+        let whole_from = if self.samples {
+            entries.len().saturating_sub(1)
+        } else {
+            0
+        };
+        let (older, whole) = entries.split_at(whole_from);
+        let messages = history_messages(self.hub.host(), older.iter().map(|e| e.sample_json()))
+            .map_err(|_| Ended::WriteFailed)?;
+        for m in messages {
+            self.send(Message::Text(m)).await?;
+        }
+        self.send_backfill(whole).await?;
         if let Some(last) = entries.last() {
             self.cursor = self.cursor.max(last.seq);
         }
@@ -66,6 +94,11 @@ impl<S: Sink<Message> + Unpin> Session<S> {
             return self.report_state().await;
         }
         let entries: Vec<Arc<Entry>> = self.hub.history_after(since);
+        if since.is_none() && self.samples && entries.len() > 1 {
+            // The whole history to a page: its charts need only samples of all but the newest.
+            self.send_whole_history(&entries).await?;
+            return self.report_state().await;
+        }
         self.send_backfill(&entries).await?;
         let last = entries.last().map(|e| e.seq);
         self.cursor = last.or(since).unwrap_or(self.cursor);

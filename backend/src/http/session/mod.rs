@@ -79,6 +79,9 @@ pub struct SessionParams {
     /// Sends `hello` and waits for a first `subscribe`; off for one host of a multi-host session,
     /// which greeted the client and was told `since_seq` already.
     pub greet: bool,
+    /// The client takes chart samples for the older frames of a whole-history backfill (its
+    /// `subscribe` said so; a later `subscribe` may change it).
+    pub samples: bool,
 }
 
 impl ViewLease {
@@ -124,6 +127,8 @@ struct Session<S> {
     /// this session could have seen: every frame up to it is accounted for.
     cursor: u64,
     reported_state: Option<HostState>,
+    /// See [`SessionParams::samples`].
+    samples: bool,
 }
 
 /// Runs one session until the client leaves, the server shuts down, or the socket fails.
@@ -141,6 +146,7 @@ where
         lease,
         show_users,
         greet,
+        samples,
     } = params;
     let mut s = Session {
         sink,
@@ -148,6 +154,7 @@ where
         show_users,
         cursor: 0,
         reported_state: None,
+        samples,
     };
     let hello = ServerMsg::hello(
         vec![hub.host().to_owned()],
@@ -173,7 +180,10 @@ where
             Err(_) => {}
             Ok(None) => return Ended::ClientClosed,
             Ok(Some(incoming)) => match s.classify(incoming) {
-                Incoming::Subscribe(seq) => since = seq,
+                Incoming::Subscribe(seq, samples) => {
+                    since = seq;
+                    s.samples = samples;
+                }
                 Incoming::Reply(msg) => {
                     if s.send_msg(&msg).await.is_err() {
                         return Ended::WriteFailed;
@@ -223,7 +233,10 @@ where
             incoming = stream.next() => match incoming {
                 None => Err(Ended::ClientClosed),
                 Some(incoming) => match s.classify(incoming) {
-                    Incoming::Subscribe(seq) => s.backfill(seq).await,
+                    Incoming::Subscribe(seq, samples) => {
+                        s.samples = samples;
+                        s.backfill(seq).await
+                    }
                     Incoming::Reply(msg) => s.send_msg(&msg).await,
                     Incoming::Ignore => Ok(()),
                     Incoming::End(ended) => Err(ended),
@@ -265,7 +278,8 @@ where
 }
 
 enum Incoming {
-    Subscribe(Option<u64>),
+    /// Resume after this seq; whether the client takes chart samples.
+    Subscribe(Option<u64>, bool),
     Reply(ServerMsg),
     Ignore,
     End(Ended),
@@ -285,6 +299,7 @@ impl<S: Sink<Message> + Unpin> Session<S> {
                 hosts,
                 since_seq,
                 since,
+                samples,
             }) => {
                 let since_seq = since
                     .and_then(|m| m.get(self.hub.host()).copied())
@@ -295,7 +310,7 @@ impl<S: Sink<Message> + Unpin> Session<S> {
                     .filter(|h| h != self.hub.host())
                     .collect();
                 if unknown.is_empty() {
-                    Incoming::Subscribe(since_seq)
+                    Incoming::Subscribe(since_seq, samples)
                 } else {
                     Incoming::Reply(ServerMsg::Error {
                         code: ErrorCode::UnknownHost,
