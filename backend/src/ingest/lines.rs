@@ -180,3 +180,24 @@ mod tests {
         assert_eq!(notes[0].line, Some(2));
     }
 }
+
+/// One line held back until the next arrives, so an importer knows which line is the last: only
+/// there is a short line known to be cut off (an unflushed buffer) rather than bad.
+#[derive(Debug, Default)]
+pub struct HeldLine(Option<(usize, String)>);
+
+impl HeldLine {
+    /// Holds line `no` (unless blank) and hands back the one held before it.
+    pub fn swap(&mut self, no: usize, line: &str) -> Option<(usize, String)> {
+        let before = self.0.take();
+        if !line.trim().is_empty() {
+            self.0 = Some((no, line.to_owned()));
+        }
+        before
+    }
+
+    /// The line held, at the end.
+    pub fn take(&mut self) -> Option<(usize, String)> {
+        self.0.take()
+    }
+}

@@ -108,7 +108,14 @@ pub struct Note {
     pub message: String,
 }
 
+/// What an importer notes for a file without timestamps.
+pub const UNTIMED: &str = "no timestamps: samples are aligned by order";
+
 impl Note {
+    /// [`UNTIMED`], for the whole file.
+    pub fn untimed() -> Note {
+        Note::file(UNTIMED)
+    }
     pub fn at(line: usize, message: impl Into<String>) -> Note {
         Note {
             line: Some(line),

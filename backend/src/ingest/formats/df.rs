@@ -327,8 +327,7 @@ impl Importer for Df {
         }
         if self.untimed {
             self.untimed = false;
-            out.notes
-                .push(Note::file("no timestamps: samples are aligned by order"));
+            out.notes.push(Note::untimed());
         }
     }
 }

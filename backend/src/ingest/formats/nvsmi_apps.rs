@@ -149,7 +149,7 @@ type Key = (u32, Option<String>);
 pub struct AppsImporter {
     fields: Option<Vec<Field>>,
     /// The last line, held back: only at the end is a short line known to be cut off.
-    pending: Option<(usize, String)>,
+    pending: crate::ingest::lines::HeldLine,
     /// The sample being gathered and its (pid, GPU) pairs.
     open: Option<(Sample, Vec<Key>)>,
     emitted: usize,
@@ -245,11 +245,8 @@ impl AppsImporter {
 
 impl Importer for AppsImporter {
     fn line(&mut self, no: usize, line: &str, out: &mut Emit) {
-        if let Some((pno, pline)) = self.pending.take() {
+        if let Some((pno, pline)) = self.pending.swap(no, line) {
             self.process(pno, &pline, false, out);
-        }
-        if !line.trim().is_empty() {
-            self.pending = Some((no, line.to_owned()));
         }
     }
 
@@ -259,8 +256,7 @@ impl Importer for AppsImporter {
         }
         self.flush(out);
         if self.emitted > 0 && !self.any_time {
-            out.notes
-                .push(Note::file("no timestamps: samples are aligned by order"));
+            out.notes.push(Note::untimed());
         }
     }
 }

@@ -180,7 +180,7 @@ struct Open {
 pub struct CsvImporter {
     columns: Option<Vec<Column>>,
     /// The last line, held one line back: only at the end is a short line known to be cut off.
-    pending: Option<(usize, String)>,
+    pending: crate::ingest::lines::HeldLine,
     open: Option<Open>,
     /// GPUs in the last sample emitted, to spot a cut-off last sample.
     last_gpus: Option<usize>,
@@ -362,11 +362,8 @@ fn read_row(cols: &[Column], cells: &[&str], why: &mut Vec<String>) -> (Option<u
 
 impl Importer for CsvImporter {
     fn line(&mut self, no: usize, line: &str, out: &mut Emit) {
-        if let Some((pno, pline)) = self.pending.take() {
+        if let Some((pno, pline)) = self.pending.swap(no, line) {
             self.process(pno, &pline, false, out);
-        }
-        if !line.trim().is_empty() {
-            self.pending = Some((no, line.to_owned()));
         }
     }
 
@@ -398,8 +395,7 @@ impl Importer for CsvImporter {
             ));
         }
         if self.emitted > 0 && !self.any_time {
-            out.notes
-                .push(Note::file("no timestamps: samples are aligned by order"));
+            out.notes.push(Note::untimed());
         }
     }
 }

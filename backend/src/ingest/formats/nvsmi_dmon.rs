@@ -184,7 +184,7 @@ impl Importer for DmonImporter {
             let why = if self.time_only {
                 "no dates (`-o T` prints the time of day only): samples are aligned by order"
             } else {
-                "no timestamps: samples are aligned by order"
+                crate::ingest::model::UNTIMED
             };
             out.notes.push(Note::file(why));
         }

@@ -157,8 +157,7 @@ impl Importer for PmonImporter {
     fn finish(&mut self, out: &mut Emit) {
         self.flush(out);
         if self.emitted > 0 && !self.any_time {
-            out.notes
-                .push(Note::file("no timestamps: samples are aligned by order"));
+            out.notes.push(Note::untimed());
         }
     }
 }

@@ -269,8 +269,7 @@ impl Reports {
         }
         if self.untimed {
             self.untimed = false;
-            out.notes
-                .push(Note::file("no timestamps: samples are aligned by order"));
+            out.notes.push(Note::untimed());
         }
     }
 }
