@@ -64,14 +64,14 @@ impl Hub {
         frames: &mut [Frame],
         diagnosis: Option<&Diagnosis>,
     ) -> Result<(), serde_json::Error> {
-        let _turn = self.turn();
+        let mut turn = self.turn();
         let first = self.inner.next_seq.load(Ordering::Relaxed);
         let keep = frames.len().min(self.history_capacity());
         let skip = frames.len() - keep;
         let mut entries = Vec::with_capacity(keep);
         let mut seq = first;
         for frame in &mut frames[skip..] {
-            entries.push(self.encode(seq, frame)?);
+            entries.push(self.encode(&mut turn, seq, frame)?);
             seq = seq.saturating_add(1);
         }
         let last = seq.saturating_sub(1);

@@ -146,10 +146,10 @@ impl ProcSystem {
     pub fn with_proc_root(root: impl Into<PathBuf>) -> Self {
         let root: PathBuf = root.into();
         ProcSystem {
-            stat: ProcFile::new(root.join("stat")),
-            meminfo: ProcFile::new(root.join("meminfo")),
-            psi_io: ProcFile::new(root.join("pressure/io")),
-            psi_memory: ProcFile::new(root.join("pressure/memory")),
+            stat: ProcFile::short_records(root.join("stat")),
+            meminfo: ProcFile::short_records(root.join("meminfo")),
+            psi_io: ProcFile::short_records(root.join("pressure/io")),
+            psi_memory: ProcFile::short_records(root.join("pressure/memory")),
             prev: None,
         }
     }

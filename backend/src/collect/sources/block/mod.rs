@@ -169,7 +169,7 @@ impl ProcDiskstats {
     /// Reads these files instead of the host's (tests, or a host root mounted elsewhere).
     pub fn with_paths(diskstats: impl Into<PathBuf>, sys_block: impl Into<PathBuf>) -> Self {
         ProcDiskstats {
-            diskstats: ProcFile::new(diskstats),
+            diskstats: ProcFile::short_records(diskstats),
             sys_block: sys_block.into(),
             prev: HashMap::new(),
             prev_at: None,
