@@ -20,14 +20,15 @@ use std::path::{Path, PathBuf};
 /// grows it once).
 const FIRST_CAPACITY: usize = 16 * 1024;
 
-/// A read from offset 0 of a procfs or sysfs file of short records
-/// ([`ProcFile::short_records`]) that returns fewer bytes than this has the whole text. Both generate text through `seq_file` (`fs/seq_file.c`, `seq_read_iter`), which fills its
-/// buffer (a page or more, and pages are at least 4 KiB) with record after record and returns early
-/// only at the end of the records, when the user's buffer is full (ours has room to spare), or
-/// when the next record would overflow its own buffer, which leaves less free than the longest
-/// record: under 512 bytes in the files opened so (a `/proc/diskstats` line is at most about 400;
-/// `/proc/stat`, `meminfo` and `pressure/*` are one record). A sysfs attribute is shown whole, at
-/// most a page. A file with longer records (`maps`, `mountinfo` with long paths) is read to the end. Each tick this saves the `pread` that
+/// A read from offset 0 of a procfs or sysfs file of short records ([`ProcFile::short_records`])
+/// that returns fewer bytes than this has the whole text. Both generate text through `seq_file`
+/// (`fs/seq_file.c`, `seq_read_iter`), which fills its buffer (a page or more, and pages are at
+/// least 4 KiB) with record after record and returns early only at the end of the records, when
+/// the user's buffer is full (ours has room to spare), or when the next record would overflow its
+/// own buffer, which leaves less free than the longest record: under 512 bytes in the files opened
+/// so (a `/proc/diskstats` line is at most about 400; `/proc/stat`, `meminfo` and `pressure/*` are
+/// one record). A sysfs attribute is shown whole, at most a page. A file with longer records
+/// (`maps`, `mountinfo` with long paths) is read to the end. Each tick this saves the `pread` that
 /// would return 0, one per file.
 const WHOLE_BELOW: usize = 4096 - 512;
 
