@@ -110,6 +110,15 @@ impl ProcFile {
     }
 }
 
+/// The whole text of `file`, already open on procfs or sysfs, whose records are each under 512
+/// bytes or which is one record (`/proc/<pid>/stat`), read into `buf` (which may be shared by many
+/// files): one `pread` for a short text (see [`WHOLE_BELOW`]). For callers that keep many such
+/// files open and want one buffer for all of them.
+pub fn read_generated<'b>(file: &File, buf: &'b mut Vec<u8>) -> std::io::Result<&'b str> {
+    let len = read_whole(|b, at| file.read_at(b, at), buf, true)?;
+    std::str::from_utf8(&buf[..len]).map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))
+}
+
 /// Reads a file from offset 0 with `read_at` (a `pread`) until a read returns 0, growing `buf` as
 /// needed; the text's length. With `short_records` (on procfs or sysfs) a first read shorter than
 /// [`WHOLE_BELOW`] also ends it.
@@ -138,7 +147,7 @@ fn read_whole(
 }
 
 /// Whether `file` is on procfs or sysfs (asked once, when it is opened).
-fn generated_at_read(file: &File) -> bool {
+pub fn generated_at_read(file: &File) -> bool {
     rustix::fs::fstatfs(file).is_ok_and(|s| {
         #[allow(
             clippy::unnecessary_cast,

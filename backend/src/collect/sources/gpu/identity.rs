@@ -10,10 +10,16 @@
 //!
 //! Facts are cached per pid, keyed by the process start time (field 22 of `/proc/<pid>/stat`), so
 //! a reused pid is read again; pids that left every list are evicted ([`Identities::retain`]).
+//! Each cached pid's `stat` stays open (while fewer than [`KEPT_FILES`] pids are cached): a read is then one `pread`,
+//! not an open, a `statx`, six growing reads and a close. An open `/proc/<pid>/stat` answers only
+//! for the process it was opened on (`ESRCH` once that one has exited, even if its pid is reused),
+//! and then the path is opened again.
 
+use super::super::procfile::{generated_at_read, read_generated};
 use nix::unistd::{Uid, User};
 use shared::{Bytes, GpuProcess, Presence};
 use std::collections::HashMap;
+use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -25,6 +31,9 @@ pub const PROC_PID_INIT_INO: u64 = 0xEFFF_FFFC;
 const UNKNOWN_USER_RETRY: Duration = Duration::from_secs(60);
 /// `ESRCH`: a process that exited while its `/proc` entry was read.
 const ESRCH: i32 = 3;
+/// `/proc/<pid>/stat` files are kept open while fewer pids than this are cached (far below the
+/// usual limit of 1,024 open files); beyond it a new pid's file is opened at each read.
+pub const KEPT_FILES: usize = 256;
 
 /// Whether this `/proc` shows the pids NVML reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,10 +95,12 @@ pub fn parse_stat(text: &str) -> Option<(&str, u64)> {
 }
 
 /// What is cached of one live process.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Known {
     start_ticks: u64,
     user: Option<String>,
+    /// Its `/proc/<pid>/stat`, kept open on procfs.
+    stat: Option<File>,
 }
 
 /// Login names by uid through NSS, with unknown uids retried now and then.
@@ -129,6 +140,8 @@ pub struct Identities {
     proc_root: PathBuf,
     known: HashMap<u32, Known>,
     users: Users,
+    /// The buffer every `stat` is read into.
+    buf: Vec<u8>,
 }
 
 impl Identities {
@@ -147,6 +160,7 @@ impl Identities {
             ns,
             proc_root,
             known: HashMap::new(),
+            buf: Vec::new(),
             users: Users {
                 names: HashMap::new(),
                 resolve,
@@ -169,9 +183,20 @@ impl Identities {
 
     /// `comm` (from the stat read that checks the cache key) and the owner, cached per start.
     fn look_up(&mut self, pid: u32) -> Lookup<(String, Option<String>)> {
+        // The file kept open for this pid answers for the process it was opened on, or fails.
+        if let Some(k) = self.known.get_mut(&pid)
+            && let Some(file) = k.stat.take()
+            && let Ok(text) = read_generated(&file, &mut self.buf)
+            && let Some((comm, start_ticks)) = parse_stat(text)
+            && start_ticks == k.start_ticks
+        {
+            k.stat = Some(file);
+            return Lookup::Found((comm.to_owned(), k.user.clone()));
+        }
         let dir = self.proc_root.join(pid.to_string());
-        let text = match std::fs::read_to_string(dir.join("stat")) {
-            Ok(text) => text,
+        let (comm, start_ticks, file) = match self.open_stat(&dir) {
+            Ok(Some(found)) => found,
+            Ok(None) => return Lookup::Denied,
             Err(e)
                 if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(ESRCH) =>
             {
@@ -179,15 +204,13 @@ impl Identities {
             }
             Err(_) => return Lookup::Denied,
         };
-        let Some((comm, start_ticks)) = parse_stat(&text) else {
-            return Lookup::Denied;
-        };
-        let comm = comm.to_owned();
+        let keep = file.filter(|_| self.known.len() < KEPT_FILES);
         if let Some(k) = self
             .known
-            .get(&pid)
+            .get_mut(&pid)
             .filter(|k| k.start_ticks == start_ticks)
         {
+            k.stat = keep;
             return Lookup::Found((comm, k.user.clone()));
         }
         // New, or the pid was reused by another process: read its owner.
@@ -199,9 +222,31 @@ impl Identities {
             Known {
                 start_ticks,
                 user: user.clone(),
+                stat: keep,
             },
         );
         Lookup::Found((comm, user))
+    }
+
+    /// Opens and reads `dir/stat`: `comm`, the start time, and the file when it is on procfs
+    /// (worth keeping open); `None` for a text that does not parse.
+    fn open_stat(
+        &mut self,
+        dir: &std::path::Path,
+    ) -> std::io::Result<Option<(String, u64, Option<File>)>> {
+        let file = File::open(dir.join("stat"))?;
+        let generated = generated_at_read(&file);
+        let text = if generated {
+            read_generated(&file, &mut self.buf)?
+        } else {
+            // A test's fake /proc: a regular file, read to the end.
+            self.buf.clear();
+            std::io::Read::read_to_end(&mut &file, &mut self.buf)?;
+            std::str::from_utf8(&self.buf)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?
+        };
+        Ok(parse_stat(text)
+            .map(|(comm, start)| (comm.to_owned(), start, generated.then_some(file))))
     }
 
     /// Forgets the pids for which `keep` is false (those in no device's list any more).
@@ -212,6 +257,12 @@ impl Identities {
     /// How many pids are cached.
     pub fn cached(&self) -> usize {
         self.known.len()
+    }
+
+    /// How many `stat` files are kept open.
+    #[cfg(test)]
+    fn kept_open(&self) -> usize {
+        self.known.values().filter(|k| k.stat.is_some()).count()
     }
 
     /// The start time a pid is cached under.

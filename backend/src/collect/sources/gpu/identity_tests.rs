@@ -166,3 +166,32 @@ fn this_host_resolves_its_own_process_through_nss() {
     assert_eq!(me.user, Some(want));
     assert_eq!(nss_user_name(0).as_deref(), Some("root"));
 }
+
+#[test]
+fn a_kept_stat_answers_for_its_process_until_it_exits() {
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .expect("sleep runs");
+    let pid = child.id();
+    let mut ids = Identities::new(PidNamespace::Host, PathBuf::from("/proc"), nss_user_name);
+    for _ in 0..2 {
+        let p = ids.process(pid, Some(1));
+        assert_eq!(p.presence, Presence::Visible);
+        assert_eq!(p.name.as_deref(), Some("sleep"));
+        assert!(p.user.is_some());
+        assert_eq!(ids.kept_open(), 1, "its stat stays open on procfs");
+    }
+    child.kill().expect("kill");
+    child.wait().expect("reaped");
+    let gone = ids.process(pid, Some(1));
+    assert_eq!(
+        (gone.presence, gone.name, gone.user),
+        (Presence::Exited, None, None)
+    );
+    assert_eq!(
+        ids.kept_open(),
+        0,
+        "the file of an exited process is closed"
+    );
+}
