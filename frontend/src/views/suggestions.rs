@@ -137,9 +137,9 @@ fn SuggestionItem(s: Suggestion) -> impl IntoView {
     let code = NodeRef::<Code>::new();
     // The first code span is the snippet to copy; the whole how-to follows as prose with its
     // inline code (framework alternatives included).
-    let snippet = first_code(&s.how_to).unwrap_or_else(|| s.how_to.clone());
+    let snippet = first_code(s.how_to()).unwrap_or_else(|| s.how_to().to_owned());
     let copied = snippet.clone();
-    let prose = code_spans(&s.how_to)
+    let prose = code_spans(s.how_to())
         .into_iter()
         .map(|(is_code, text)| {
             if is_code {
@@ -149,11 +149,12 @@ fn SuggestionItem(s: Suggestion) -> impl IntoView {
             }
         })
         .collect_view();
+    let (title, effect) = (s.title(), s.effect());
     view! {
         <div class="suggestion" data-testid="suggestion" data-suggestion-id=wire_id(&s.id)>
-            <h4>{s.title}</h4>
+            <h4>{title}</h4>
             <p class="why"><span class="k">"Why: "</span>{s.why}</p>
-            <p class="effect"><span class="k">"Effect: "</span>{s.effect}</p>
+            <p class="effect"><span class="k">"Effect: "</span>{effect}</p>
             <div class="snippet">
                 <pre><code node_ref=code>{snippet}</code></pre>
                 <CopyButton text=copied code class="copy" testid="copy" />

@@ -1,21 +1,84 @@
 //! The suggestion catalogue: what to change for each finding, as concrete code or config (PyTorch,
 //! with TensorFlow/JAX where it differs), and the effect to expect. Rules attach entries with the
 //! evidence of the case at hand (`why`).
+//!
+//! A [`Suggestion`] holds only its id and `why`: the catalogue's words are `'static` and looked up
+//! by id, so a diagnosis (made every tick) copies none of them. On the wire a suggestion still
+//! carries its title, how-to and effect, so a script reading `vramio check --json` or `/ws` needs
+//! no catalogue; reading one back takes them from this catalogue by id.
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A catalogue entry made specific to one finding.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Suggestion {
     pub id: SuggestionId,
-    pub title: String,
-    /// Concrete code or configuration.
-    pub how_to: String,
     /// The evidence in this case, with numbers.
     pub why: String,
+}
+
+impl Suggestion {
+    pub fn title(&self) -> &'static str {
+        self.id.entry().0
+    }
+    /// Concrete code or configuration.
+    pub fn how_to(&self) -> &'static str {
+        self.id.entry().1
+    }
     /// What to expect after the change.
-    pub effect: String,
+    pub fn effect(&self) -> &'static str {
+        self.id.entry().2
+    }
+}
+
+/// A suggestion as it is written on the wire.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename = "Suggestion")]
+struct Wire<'a> {
+    id: SuggestionId,
+    title: &'a str,
+    /// Concrete code or configuration.
+    how_to: &'a str,
+    /// The evidence in this case, with numbers.
+    why: &'a str,
+    /// What to expect after the change.
+    effect: &'a str,
+}
+
+impl Serialize for Suggestion {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Wire {
+            id: self.id,
+            title: self.title(),
+            how_to: self.how_to(),
+            why: &self.why,
+            effect: self.effect(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Suggestion {
+    /// The words come from this catalogue by id; those on the wire are not needed.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Read {
+            id: SuggestionId,
+            why: String,
+        }
+        let Read { id, why } = Read::deserialize(deserializer)?;
+        Ok(Suggestion { id, why })
+    }
+}
+
+impl JsonSchema for Suggestion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Wire::schema_name()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Wire::json_schema(generator)
+    }
 }
 
 /// Stable ids of the catalogue entries.
@@ -215,13 +278,32 @@ impl SuggestionId {
 
     /// The catalogue entry with this case's evidence.
     pub fn with_why(self, why: String) -> Suggestion {
-        let (title, how_to, effect) = self.entry();
-        Suggestion {
-            id: self,
-            title: title.to_owned(),
-            how_to: how_to.to_owned(),
-            why,
-            effect: effect.to_owned(),
-        }
+        Suggestion { id: self, why }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wire_carries_the_words_and_reading_back_takes_them_from_the_catalogue() {
+        let s = SuggestionId::KeepLastK.with_why("/ckpt fills in 2 h".into());
+        let json = serde_json::to_value(&s).expect("encodes");
+        assert_eq!(json["id"], "keep_last_k");
+        assert_eq!(json["why"], "/ckpt fills in 2 h");
+        assert_eq!(json["title"], s.title());
+        assert_eq!(json["how_to"], s.how_to());
+        assert_eq!(json["effect"], s.effect());
+        assert!(!s.title().is_empty() && !s.how_to().is_empty() && !s.effect().is_empty());
+        // Words on the wire that differ (an older peer's) give way to this catalogue's.
+        let mut other = json.clone();
+        other["title"] = "something else".into();
+        let back: Suggestion = serde_json::from_value(other).expect("decodes");
+        assert_eq!(back, s);
+        assert_eq!(back.title(), s.title());
+        // Without its id it is not a suggestion.
+        let err = serde_json::from_str::<Suggestion>(r#"{"why": "x"}"#).expect_err("no id");
+        assert!(err.to_string().contains("id"), "{err}");
     }
 }

@@ -275,7 +275,7 @@ fn every_finding_has_evidence_and_suggestions_with_reasons() {
             );
             assert!((0.0..=1.0).contains(&f.confidence), "{name}: {f:?}");
             for s in &f.suggestions {
-                assert!(!s.why.is_empty() && !s.how_to.is_empty() && !s.effect.is_empty());
+                assert!(!s.why.is_empty() && !s.how_to().is_empty() && !s.effect().is_empty());
             }
         }
         for p in &d.path {

@@ -62,10 +62,10 @@ pub fn render(d: &Diagnosis, host: &str, frames: usize, notes: &[String]) -> Str
             let _ = writeln!(out, "      evidence: {}", evidence_text(e, tz));
         }
         for s in &f.suggestions {
-            let _ = writeln!(out, "      -> {}", s.title);
+            let _ = writeln!(out, "      -> {}", s.title());
             let _ = writeln!(out, "         why: {}", s.why);
-            let _ = writeln!(out, "         expect: {}", s.effect);
-            for l in s.how_to.lines() {
+            let _ = writeln!(out, "         expect: {}", s.effect());
+            for l in s.how_to().lines() {
                 let _ = writeln!(out, "         | {l}");
             }
         }
