@@ -102,17 +102,22 @@ impl Diagnoser {
     }
 
     /// Publishes `frame` to `hub`, diagnoses it, and hands the hub the diagnosis when it is due:
-    /// one tick of a host sampled here or played from a recording.
+    /// one tick of a host sampled here or played from a recording. The frame is stamped and
+    /// encoded, then diagnosed and the diagnosis encoded, and only then are both stored, one
+    /// right after the other: a session woken for the frame finds the diagnosis too and sends
+    /// both in one write (one wake-up and one `sendto`, not two).
     pub fn publish_to(&mut self, hub: &crate::hub::Hub, mut frame: Frame) {
-        match hub.publish_in_place(&mut frame) {
-            Ok(seq) => {
-                if let Some(d) = self.observe(frame)
-                    && let Err(e) = hub.publish_diagnosis(seq, d)
-                {
-                    tracing::error!(error = %e, "cannot encode diagnosis");
-                }
-            }
-            Err(e) => tracing::error!(error = %e, "cannot encode frame"),
+        let prepared = match hub.prepare(&mut frame) {
+            Ok(prepared) => prepared,
+            Err(e) => return tracing::error!(error = %e, "cannot encode frame"),
+        };
+        let seq = prepared.seq();
+        let diagnosis = self.observe(frame).map(|d| hub.encode_diagnosis(seq, d));
+        prepared.commit();
+        match diagnosis {
+            Some(Ok(entry)) => hub.store_diagnosis(entry),
+            Some(Err(e)) => tracing::error!(error = %e, "cannot encode diagnosis"),
+            None => {}
         }
     }
 

@@ -131,6 +131,11 @@ struct Prepared<'a> {
 }
 
 impl Prepared<'_> {
+    /// The seq the frame was stamped with.
+    fn seq(&self) -> u64 {
+        self.entry.seq
+    }
+
     /// Stores and broadcasts the entry under the state lock; returns its seq.
     fn commit(self) -> u64 {
         let inner = &self.hub.inner;
@@ -265,8 +270,13 @@ impl Hub {
         diagnosis: &Diagnosis,
     ) -> Result<(), serde_json::Error> {
         let entry = self.encode_diagnosis(seq, diagnosis)?;
-        self.inner.diagnosis.send_replace(Some(entry));
+        self.store_diagnosis(entry);
         Ok(())
+    }
+
+    /// Hands an encoded diagnosis to every session.
+    fn store_diagnosis(&self, entry: Arc<DiagnosisEntry>) {
+        self.inner.diagnosis.send_replace(Some(entry));
     }
 
     fn encode_diagnosis(

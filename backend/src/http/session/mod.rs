@@ -16,7 +16,7 @@
 mod history;
 
 use crate::access::shares::{Grant, Shares, Standing};
-use crate::hub::{Entry, Hub};
+use crate::hub::{DiagnosisEntry, Entry, Hub};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use shared::protocol::MAX_CLIENT_MESSAGE_BYTES;
@@ -215,14 +215,33 @@ where
     let lease_end = lease_ended(lease.as_ref());
     tokio::pin!(lease_end);
     loop {
+        // In this order: a reset before the frames of the new history, and a frame before the
+        // diagnosis published with it (they go out in one write).
         let step = tokio::select! {
+            biased;
             () = cancel.cancelled() => Err(Ended::ServerShutdown),
             ended = &mut lease_end => Err(ended),
+            changed = resets.changed() => match changed {
+                Ok(()) => {
+                    resets.mark_unchanged();
+                    let subscription = hub.subscribe();
+                    rx = subscription.frames;
+                    s.cursor = subscription.next_seq.saturating_sub(1);
+                    s.start_over(&mut diagnoses).await
+                }
+                Err(_) => Err(Ended::ServerShutdown),
+            },
             live = rx.recv() => match live {
                 Ok(entry) => {
                     overdue.as_mut().reset(tokio::time::Instant::now() + overdue_after);
                     watching = true;
-                    match s.send_frame(&entry).await {
+                    // A diagnosis published with this frame goes out in the same write.
+                    let with = (diagnoses_open
+                        && !resets.has_changed().unwrap_or(false)
+                        && diagnoses.has_changed().unwrap_or(false))
+                    .then(|| diagnoses.borrow_and_update().clone())
+                    .flatten();
+                    match s.send_frame(&entry, with.as_deref()).await {
                         Ok(()) => s.report_state().await,
                         failed => failed,
                     }
@@ -241,16 +260,6 @@ where
                     Incoming::Ignore => Ok(()),
                     Incoming::End(ended) => Err(ended),
                 },
-            },
-            changed = resets.changed() => match changed {
-                Ok(()) => {
-                    resets.mark_unchanged();
-                    let subscription = hub.subscribe();
-                    rx = subscription.frames;
-                    s.cursor = subscription.next_seq.saturating_sub(1);
-                    s.start_over(&mut diagnoses).await
-                }
-                Err(_) => Err(Ended::ServerShutdown),
             },
             // A diagnosis of a history this client has not been sent yet waits for the reset.
             changed = diagnoses.changed(), if diagnoses_open && !resets.has_changed().unwrap_or(false) => match changed {
@@ -341,13 +350,27 @@ impl<S: Sink<Message> + Unpin> Session<S> {
         self.send(Message::Text(text.into())).await
     }
 
-    async fn send_frame(&mut self, entry: &Entry) -> Result<(), Ended> {
-        if entry.seq <= self.cursor {
-            return Ok(());
+    /// Sends `entry` unless the client has it, and `diagnosis` after it in the same write.
+    async fn send_frame(
+        &mut self,
+        entry: &Entry,
+        diagnosis: Option<&DiagnosisEntry>,
+    ) -> Result<(), Ended> {
+        let frame =
+            (entry.seq > self.cursor).then(|| Message::Text(entry.message_for(self.show_users)));
+        self.cursor = self.cursor.max(entry.seq);
+        let diagnosis = diagnosis.map(|d| Message::Text(d.message()));
+        let sink = &mut self.sink;
+        let write = async move {
+            for msg in frame.into_iter().chain(diagnosis) {
+                sink.feed(msg).await?;
+            }
+            sink.flush().await
+        };
+        match tokio::time::timeout(WRITE_TIMEOUT, write).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) | Err(_) => Err(Ended::WriteFailed),
         }
-        self.cursor = entry.seq;
-        self.send(Message::Text(entry.message_for(self.show_users)))
-            .await
     }
 
     /// Sends `host_status` when the host's state differs from what this client was last told.
