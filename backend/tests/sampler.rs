@@ -1,8 +1,11 @@
-//! The sampler end to end with the fake NVML: a slow NVML never delays the disk part of frames,
-//! and the frames carry each source's cost.
+//! The sampler end to end with the fake NVML: a slow NVML never delays the disk part of frames
+//! (read through `Sampler::tick`, and in `vramio serve`, whose standby thread takes a hung tick
+//! over), and the frames carry each source's cost.
 
 #[path = "common/fake_nvml.rs"]
 mod fake_nvml;
+#[path = "common/vramio_bin.rs"]
+mod vramio_bin;
 
 use shared::{NvmlStatus, Source};
 use std::time::{Duration, Instant};
@@ -154,4 +157,66 @@ fn a_frame_from_this_host_has_disks_memory_and_costs() {
             "cost of {source:?}"
         );
     }
+}
+
+/// `vramio serve` with an NVML whose every call takes 300 ms (a GPU reading takes seconds, far past
+/// the 125 ms deadline of a 250 ms tick): frames keep coming at the interval with the GPU marked
+/// busy, the slow reading lands in a later frame, and SIGTERM stops the server at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_keeps_its_frames_coming_while_nvml_hangs() {
+    let state = vramio_bin::TempDir::new("hung-nvml");
+    let script = fake_nvml::write_script(&slow_gpu_script(300));
+    let server = vramio_bin::Server::start(state.path(), script.path(), &["--port", "0"]);
+    let bearer = format!("Bearer {}", server.token());
+    let snapshot = || async {
+        let resp = vramio_bin::http(
+            server.authority(),
+            "GET",
+            "/api/snapshot",
+            &[("host", server.authority()), ("authorization", &bearer)],
+            "",
+        )
+        .await;
+        (resp.status == 200).then(|| resp.json()["frame"].clone())
+    };
+    let start = Instant::now();
+    let mut seqs = Vec::new();
+    let mut busy = 0;
+    let mut landed = None;
+    while start.elapsed() < Duration::from_secs(15) && landed.is_none() {
+        if let Some(frame) = snapshot().await {
+            let seq = frame["seq"].as_u64().expect("seq");
+            if seqs.last() != Some(&seq) {
+                seqs.push(seq);
+                let frame: shared::Frame = serde_json::from_value(frame).expect("a frame");
+                if frame
+                    .errors_for(Source::Gpu)
+                    .any(|e| e.message.contains("did not answer"))
+                {
+                    assert!(!frame.block_devices.is_empty() && frame.system.is_some());
+                    busy += 1;
+                } else if frame.gpus.first().is_some_and(|g| g.memory.is_some()) {
+                    landed = Some(start.elapsed());
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let landed = landed.unwrap_or_else(|| panic!("no GPU reading in 15 s; seqs {seqs:?}"));
+    // About 4 frames a second while NVML hangs: the ticks never waited for it.
+    let per_s = seqs.len() as f64 / landed.as_secs_f64();
+    assert!(
+        busy >= 3 && per_s > 2.0,
+        "{busy} busy of {} frames in {landed:?}",
+        seqs.len()
+    );
+    // A thread still in NVML does not hold the shutdown up.
+    let t = Instant::now();
+    let status = server.terminate();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "stopped in {:?}",
+        t.elapsed()
+    );
 }

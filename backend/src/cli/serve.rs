@@ -9,8 +9,9 @@ use crate::access::server_file::{Endpoint, ServerFile};
 use crate::access::shares::Shares;
 use crate::access::state_dir::StateDir;
 use crate::access::token::Token;
-use crate::collect::sampler::{self, Sampler, SamplerConfig};
+use crate::collect::sampler::{self, SamplerConfig};
 use crate::collect::sources::Sources;
+use crate::collect::standby;
 use crate::http::auth::Auth;
 use crate::http::listen::{self, Bound};
 use crate::http::metrics_route::MetricsPolicy;
@@ -194,12 +195,10 @@ async fn serve_async(
     let sampling = match (local, source) {
         (Some(hub), Local::Sample) => {
             let sources = Sources::system_default(args.sampling.nvml_lib.clone());
-            let sampler = Sampler::new(sources, SamplerConfig { host, interval })
-                .context("cannot start the sampler threads")?;
             let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
             Some(Feeding::Sampler(
-                sampler::spawn(sampler, hub, diagnoser)
-                    .context("cannot start the sampler thread")?,
+                standby::spawn(sources, SamplerConfig { host, interval }, hub, diagnoser)
+                    .context("cannot start the sampler threads")?,
             ))
         }
         (Some(hub), Local::Play(replay)) => {
@@ -264,7 +263,7 @@ async fn serve_async(
 
 /// The thread that feeds the first host's hub.
 enum Feeding {
-    Sampler(sampler::Running),
+    Sampler(standby::Running),
     Player(crate::ingest::player::Playing),
 }
 

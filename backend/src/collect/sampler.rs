@@ -1,23 +1,20 @@
-//! The sampler: one tick per interval, reading every source and publishing a `Frame` to the hub.
+//! The sampler: one tick per interval, reading every source into a `Frame`.
 //!
-//! Runs on its own OS thread, never on the async runtime. Sources that can hang (NVML, a mount
-//! source whose calls have no deadline of their own) each run on a worker thread of their own and
-//! are waited for only until the tick's deadline: a slow or hung source is reported in the frame's
-//! `errors` (GPUs keep their identity with no readings, mounts their last values, named as such),
-//! while the fast /proc sources still arrive on time. A mount source that bounds each risky call
-//! itself ([`MountSource::bounds_its_calls`], as the real one does) is read on this thread with
-//! the tick's deadline: no hand-off, and a hung mount is its own per-item error. Each source's
-//! cost is timed and carried in the frame.
+//! Runs on OS threads, never on the async runtime. Sources that can hang are waited for only until
+//! the tick's deadline: a slow or hung source is reported in the frame's `errors` (GPUs keep their
+//! identity with no readings, mounts their last values, named as such), while the fast /proc
+//! sources still arrive on time. NVML is read either on a reader thread of its own
+//! ([`Sampler::tick`], for `check`, `record` and tests) or, in `serve`, by the thread leading the
+//! tick with a standby thread that takes over at the deadline ([`super::standby`]). A mount source
+//! that bounds each risky call itself ([`MountSource::bounds_its_calls`], as the real one does) is
+//! read on the tick's thread with the tick's deadline; one that does not, on a reader thread. Each
+//! source's cost is timed and carried in the frame.
 
 use super::deadline::{DeadlineReader, Polled};
 use super::sources::{
-    BlockSource, GpuReading, MountSource, Reading, SourceFailure, Sources, SystemSource,
+    BlockSource, GpuReading, GpuSource, MountSource, Reading, SourceFailure, Sources, SystemSource,
 };
-use super::ticker::{Stop, Ticker};
-use crate::hub::Hub;
-use crate::hub::diagnoser::Diagnoser;
 use shared::{Frame, Mount, NvmlStatus, Source, SourceCost, SourceError};
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Sampling interval floor (DESIGN section 3): below this /proc and NVML costs dominate.
@@ -42,10 +39,27 @@ enum Mounts {
 
 type MountsResult = Result<Reading<Vec<Mount>>, SourceFailure>;
 
+/// How the GPU source is read.
+enum Gpus {
+    /// Through a reader thread, waited for until the tick's deadline ([`Sampler::tick`]).
+    Reader(DeadlineReader<GpuReading>),
+    /// By the thread that leads the tick, with a standby thread to take the tick over if it
+    /// hangs ([`super::standby`]); `None` while a thread that was taken over is still in it.
+    Inline(Option<Box<dyn GpuSource>>),
+}
+
+/// A tick begun: the frame with the fast sources read, waiting for the GPUs and the mounts.
+pub(super) struct Begun {
+    frame: Frame,
+    pub(super) deadline: Instant,
+    gpu_asked: bool,
+    mounts: Polled<MountsResult>,
+}
+
 /// Builds frames from the sources. `tick` is public so benchmarks and tests can drive it.
 pub struct Sampler {
-    config: SamplerConfig,
-    gpu: DeadlineReader<GpuReading>,
+    pub(super) config: SamplerConfig,
+    gpu: Gpus,
     mounts: Mounts,
     block: Box<dyn BlockSource>,
     system: Box<dyn SystemSource>,
@@ -54,16 +68,35 @@ pub struct Sampler {
 }
 
 impl Sampler {
+    /// A sampler whose GPU source is read on a thread of its own ([`Sampler::tick`]).
     pub fn new(sources: Sources, config: SamplerConfig) -> std::io::Result<Self> {
-        let Sources {
-            mut gpu,
-            mut mounts,
-            block,
-            system,
-        } = sources;
+        let mut gpu = sources.gpu;
+        let reader = DeadlineReader::spawn("vramio-gpu", move || gpu.sample())?;
+        Self::with(
+            sources.mounts,
+            sources.block,
+            sources.system,
+            config,
+            Gpus::Reader(reader),
+        )
+    }
+
+    /// A sampler whose GPU source is read by the thread that leads each tick ([`super::standby`]).
+    pub(super) fn inline(sources: Sources, config: SamplerConfig) -> std::io::Result<Self> {
+        let gpus = Gpus::Inline(Some(sources.gpu));
+        Self::with(sources.mounts, sources.block, sources.system, config, gpus)
+    }
+
+    fn with(
+        mut mounts: Box<dyn MountSource>,
+        block: Box<dyn BlockSource>,
+        system: Box<dyn SystemSource>,
+        config: SamplerConfig,
+        gpu: Gpus,
+    ) -> std::io::Result<Self> {
         Ok(Sampler {
             config,
-            gpu: DeadlineReader::spawn("vramio-gpu", move || gpu.sample())?,
+            gpu,
             mounts: if mounts.bounds_its_calls() {
                 Mounts::Inline(mounts)
             } else {
@@ -80,13 +113,27 @@ impl Sampler {
 
     /// Reads every source once and returns the frame (seq 0: the hub assigns it).
     pub fn tick(&mut self) -> Frame {
+        let begun = self.begin();
+        let gpu = match &mut self.gpu {
+            Gpus::Reader(reader) if begun.gpu_asked => reader.wait(begun.deadline),
+            Gpus::Reader(_) | Gpus::Inline(_) => Polled::Dead,
+        };
+        self.finish(begun, gpu)
+    }
+
+    /// Starts a tick: asks the reader threads, and reads the fast sources (and an inline mount
+    /// source) here.
+    pub(super) fn begin(&mut self) -> Begun {
         let start = Instant::now();
         let deadline = start + self.config.interval.mul_f64(SLOW_SOURCE_BUDGET);
         let interval_ms = u64::try_from(self.config.interval.as_millis()).unwrap_or(u64::MAX);
         let mut frame = Frame::empty(self.config.host.clone(), 0, now_ms(), interval_ms);
 
         // Ask the slow sources first so they work while the fast ones are read here.
-        let gpu_asked = self.gpu.request();
+        let gpu_asked = match &mut self.gpu {
+            Gpus::Reader(reader) => reader.request(),
+            Gpus::Inline(_) => false,
+        };
         let mounts_asked = match &mut self.mounts {
             Mounts::Threaded(reader) => reader.request(),
             Mounts::Inline(_) => false,
@@ -108,17 +155,39 @@ impl Sampler {
 
         // An inline mount source is read while the GPU reader works.
         let mounts = self.poll_mounts(mounts_asked, deadline);
-        self.collect_gpu(&mut frame, gpu_asked, deadline);
+        Begun {
+            frame,
+            deadline,
+            gpu_asked,
+            mounts,
+        }
+    }
+
+    /// Ends a tick with what the GPU source gave (`Busy` when it did not answer in time).
+    pub(super) fn finish(&mut self, begun: Begun, gpu: Polled<GpuReading>) -> Frame {
+        let Begun {
+            mut frame, mounts, ..
+        } = begun;
+        self.collect_gpu(&mut frame, gpu);
         self.collect_mounts(&mut frame, mounts);
         frame
     }
 
-    fn collect_gpu(&mut self, frame: &mut Frame, asked: bool, deadline: Instant) {
-        let polled = if asked {
-            self.gpu.wait(deadline)
-        } else {
-            Polled::Dead
-        };
+    /// The inline GPU source, for the thread leading this tick to read; `None` while another
+    /// thread is still in it.
+    pub(super) fn take_gpu(&mut self) -> Option<Box<dyn GpuSource>> {
+        match &mut self.gpu {
+            Gpus::Inline(source) => source.take(),
+            Gpus::Reader(_) => None,
+        }
+    }
+
+    /// Gives the inline GPU source back.
+    pub(super) fn put_gpu(&mut self, source: Box<dyn GpuSource>) {
+        self.gpu = Gpus::Inline(Some(source));
+    }
+
+    fn collect_gpu(&mut self, frame: &mut Frame, polled: Polled<GpuReading>) {
         match polled {
             Polled::Fresh(reading, took) => {
                 frame.cost.push(cost(Source::Gpu, took));
@@ -243,41 +312,6 @@ pub fn now_ms() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
         .unwrap_or(0)
-}
-
-/// The running sampling thread.
-pub struct Running {
-    stop: Arc<Stop>,
-    thread: std::thread::JoinHandle<()>,
-}
-
-impl Running {
-    /// A handle that stops the thread (e.g. from a signal handler task).
-    pub fn stopper(&self) -> Arc<Stop> {
-        self.stop.clone()
-    }
-
-    /// Stops the thread and waits for its current tick to end.
-    pub fn stop_and_join(self) {
-        self.stop.stop();
-        let _ = self.thread.join();
-    }
-}
-
-/// Starts the sampling thread: one tick per interval on the shared [`Ticker`] (missed ticks are
-/// skipped, not bunched), each frame published to `hub` and diagnosed by `diagnoser`, until
-/// stopped.
-pub fn spawn(mut sampler: Sampler, hub: Hub, mut diagnoser: Diagnoser) -> std::io::Result<Running> {
-    let stop = Stop::new();
-    let mut ticker = Ticker::new(sampler.config.interval, stop.clone());
-    let thread = std::thread::Builder::new()
-        .name("vramio-sampler".into())
-        .spawn(move || {
-            while ticker.tick(None).is_some() {
-                diagnoser.publish_to(&hub, sampler.tick());
-            }
-        })?;
-    Ok(Running { stop, thread })
 }
 
 #[cfg(test)]

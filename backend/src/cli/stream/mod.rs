@@ -12,8 +12,9 @@ pub mod relay;
 pub mod stdio;
 
 use super::flags::StreamArgs;
-use crate::collect::sampler::{self, Sampler, SamplerConfig};
+use crate::collect::sampler::{self, SamplerConfig};
 use crate::collect::sources::Sources;
+use crate::collect::standby;
 use crate::http::session::{self, Ended, SessionParams};
 use crate::hub::diagnoser::{DEFAULT_WINDOW, Diagnoser};
 use crate::hub::{Hub, HubConfig};
@@ -65,11 +66,14 @@ async fn sample(args: StreamArgs, thresholds: shared::diagnosis::Thresholds) -> 
     let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
     let hub = Hub::new(host.clone(), interval, config);
     let sources = Sources::system_default(args.sampling.nvml_lib.clone());
-    let sampler = Sampler::new(sources, SamplerConfig { host, interval })
-        .context("cannot start the sampler threads")?;
     let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
-    let sampling = sampler::spawn(sampler, hub.clone(), diagnoser)
-        .context("cannot start the sampler thread")?;
+    let sampling = standby::spawn(
+        sources,
+        SamplerConfig { host, interval },
+        hub.clone(),
+        diagnoser,
+    )
+    .context("cannot start the sampler threads")?;
     tracing::info!(host = %hub.host(), "sampling this host");
 
     let cancel = CancellationToken::new();
