@@ -2,6 +2,9 @@
 //! the lag): frames the history ring still holds are backfilled, and `lagged { skipped }` counts
 //! only the frames the ring no longer has.
 
+#[path = "common/session_kit.rs"]
+mod session_kit;
+
 use axum::extract::ws::Message;
 use futures_util::{sink, stream};
 use shared::{Frame, ServerMsg};
@@ -9,7 +12,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use vramio::http::session::{self, SessionParams};
+use vramio::http::session;
 use vramio::hub::{Hub, HubConfig};
 
 /// What the client saw: every frame's seq in arrival order, and the sum of `lagged.skipped`.
@@ -28,17 +31,7 @@ fn start(hub: &Hub) -> (mpsc::Receiver<Message>, CancellationToken) {
         Ok::<_, &'static str>(tx)
     }));
     let cancel = CancellationToken::new();
-    let params = SessionParams {
-        hub: hub.clone(),
-        version: "test",
-        // Skips the wait for a first `subscribe`.
-        since_seq: Some(0),
-        cancel: cancel.clone(),
-        lease: None,
-        show_users: true,
-        greet: true,
-        samples: false,
-    };
+    let params = session_kit::params(hub, &cancel);
     let client = stream::pending::<Result<Message, Infallible>>();
     tokio::spawn(session::run(params, sink, client));
     (rx, cancel)

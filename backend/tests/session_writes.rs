@@ -1,6 +1,9 @@
 //! How a session's messages are grouped into writes to the socket: a diagnosis published with a
 //! frame goes out in the same write as the frame (one wake-up and one `sendto` a tick, not two).
 
+#[path = "common/session_kit.rs"]
+mod session_kit;
+
 use axum::extract::ws::Message;
 use futures_util::{Sink, stream};
 use shared::diagnosis::Thresholds;
@@ -11,7 +14,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use vramio::http::session::{self, SessionParams};
+use vramio::http::session;
 use vramio::hub::diagnoser::{DEFAULT_WINDOW, Diagnoser};
 use vramio::hub::{Hub, HubConfig};
 
@@ -85,16 +88,7 @@ async fn a_diagnosis_published_with_a_frame_goes_out_in_the_frames_write() {
         written,
     };
     let cancel = CancellationToken::new();
-    let params = SessionParams {
-        hub: hub.clone(),
-        version: "test",
-        since_seq: Some(0),
-        cancel: cancel.clone(),
-        lease: None,
-        show_users: true,
-        greet: true,
-        samples: false,
-    };
+    let params = session_kit::params(&hub, &cancel);
     tokio::spawn(session::run(
         params,
         sink,
