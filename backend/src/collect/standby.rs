@@ -29,7 +29,9 @@ use std::time::{Duration, Instant};
 /// The tick's state, held by whichever thread leads.
 struct Lead {
     sampler: Sampler,
-    ticker: Ticker,
+    /// Taken by the leader while it sleeps until the next tick, so the lock is free then (for
+    /// a thread back from a hung call to hand over its reading).
+    ticker: Option<Ticker>,
     hub: Hub,
     diagnoser: Diagnoser,
     /// The frame waiting for the leader's NVML call, and when the call began.
@@ -115,8 +117,15 @@ enum Role {
 
 /// Leads one tick; what this thread does next.
 fn lead(shared: &Shared) -> Option<Role> {
+    // Only the leader takes the ticker, and it is put back before the standby can lead.
+    let mut ticker = shared.lock().ticker.take()?;
+    let ticked = ticker.tick(None);
     let mut lead = shared.lock();
-    lead.ticker.tick(None)?;
+    lead.ticker = Some(ticker);
+    // Stopped while asleep, or just after waking: stop_and_join may have returned already.
+    if ticked.is_none() || shared.stop.is_stopped() {
+        return None;
+    }
     let begun = lead.sampler.begin();
     let source = match lead.late {
         Some(_) => None,
@@ -238,7 +247,7 @@ pub fn spawn(
     let shared = Arc::new(Shared {
         lead: Mutex::new(Lead {
             sampler,
-            ticker,
+            ticker: Some(ticker),
             hub,
             diagnoser,
             pending: None,
