@@ -1,6 +1,11 @@
 //! What the browser tests share: the real `vramio` binary on a free port with its own state
 //! directory, chromedriver, headless Chromium sessions (each with a fresh profile) and polling
 //! helpers. Include with `#[path = "common/browser_kit.rs"] mod browser_kit;`.
+//!
+//! Scripts, state directories and Chromium profiles (a few MB each) live in the temp dir under
+//! names carrying the test process' pid. A test binary has no teardown, so the first helper call
+//! of each one removes those of test processes that are gone ([`sweep_leftovers`]): what a run
+//! leaves behind lasts until the next run.
 #![allow(dead_code, reason = "each test file uses the helpers it needs")]
 
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -47,7 +52,34 @@ pub fn fake_nvml() -> PathBuf {
         .expect("libfake_nvml.so next to the test binary (fake-nvml is a dev-dependency)")
 }
 
+/// Removes the temp dirs of browser test processes that no longer run (once per process).
+pub fn sweep_leftovers() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(rest) = name.to_str().and_then(|n| {
+                n.strip_prefix("vramio-browser-")
+                    .or_else(|| n.strip_prefix("vramio-chromium-"))
+            }) else {
+                continue;
+            };
+            let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+            let gone = pid.is_some_and(|pid| {
+                pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            });
+            if gone {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    });
+}
+
 pub fn write_script(name: &str, json: &str) -> PathBuf {
+    sweep_leftovers();
     let dir = std::env::temp_dir().join(format!("vramio-browser-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join(name);
@@ -57,6 +89,7 @@ pub fn write_script(name: &str, json: &str) -> PathBuf {
 
 /// The state directory of the server on `port` (kept across its restarts, like a user's).
 pub fn state_dir(port: u16) -> PathBuf {
+    sweep_leftovers();
     std::env::temp_dir().join(format!(
         "vramio-browser-{}-state-{port}",
         std::process::id()
@@ -118,6 +151,7 @@ pub async fn browser(driver_port: u16) -> Client {
 
 /// A browser with a fresh profile of its own (`name`): no cookies shared with another.
 pub async fn browser_profile(driver_port: u16, name: &str) -> Client {
+    sweep_leftovers();
     let profile = std::env::temp_dir().join(format!(
         "vramio-chromium-{}-{driver_port}-{name}",
         std::process::id()
