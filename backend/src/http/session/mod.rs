@@ -344,7 +344,19 @@ impl<S: Sink<Message> + Unpin> Session<S> {
     }
 
     async fn send(&mut self, msg: Message) -> Result<(), Ended> {
-        match tokio::time::timeout(WRITE_TIMEOUT, self.sink.send(msg)).await {
+        self.write([msg]).await
+    }
+
+    /// Queues `msgs` and flushes once: one write to the socket, within [`WRITE_TIMEOUT`].
+    async fn write(&mut self, msgs: impl IntoIterator<Item = Message>) -> Result<(), Ended> {
+        let sink = &mut self.sink;
+        let write = async move {
+            for msg in msgs {
+                sink.feed(msg).await?;
+            }
+            sink.flush().await
+        };
+        match tokio::time::timeout(WRITE_TIMEOUT, write).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) | Err(_) => Err(Ended::WriteFailed),
         }
@@ -365,17 +377,7 @@ impl<S: Sink<Message> + Unpin> Session<S> {
             (entry.seq > self.cursor).then(|| Message::Text(entry.message_for(self.show_users)));
         self.cursor = self.cursor.max(entry.seq);
         let diagnosis = diagnosis.map(|d| Message::Text(d.message()));
-        let sink = &mut self.sink;
-        let write = async move {
-            for msg in frame.into_iter().chain(diagnosis) {
-                sink.feed(msg).await?;
-            }
-            sink.flush().await
-        };
-        match tokio::time::timeout(WRITE_TIMEOUT, write).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) | Err(_) => Err(Ended::WriteFailed),
-        }
+        self.write(frame.into_iter().chain(diagnosis)).await
     }
 
     /// Sends `host_status` when the host's state differs from what this client was last told.
