@@ -58,7 +58,7 @@ pub(super) struct Begun {
 
 /// Builds frames from the sources. `tick` is public so benchmarks and tests can drive it.
 pub struct Sampler {
-    pub(super) config: SamplerConfig,
+    config: SamplerConfig,
     gpu: Gpus,
     mounts: Mounts,
     block: Box<dyn BlockSource>,

@@ -10,10 +10,10 @@
 //!
 //! Facts are cached per pid, keyed by the process start time (field 22 of `/proc/<pid>/stat`), so
 //! a reused pid is read again; pids that left every list are evicted ([`Identities::retain`]).
-//! Each cached pid's `stat` stays open (while fewer than [`KEPT_FILES`] pids are cached): a read is then one `pread`,
-//! not an open, a `statx`, six growing reads and a close. An open `/proc/<pid>/stat` answers only
-//! for the process it was opened on (`ESRCH` once that one has exited, even if its pid is reused),
-//! and then the path is opened again.
+//! Each cached pid's `stat` stays open (while fewer than [`KEPT_FILES`] pids are cached): a read
+//! is then one `pread`, not an open, a `statx`, six growing reads and a close. An open
+//! `/proc/<pid>/stat` answers only for the process it was opened on (`ESRCH` once that one has
+//! exited, even if its pid is reused), and then the path is opened again.
 
 use super::super::procfile::{generated_at_read, read_generated};
 use nix::unistd::{Uid, User};
