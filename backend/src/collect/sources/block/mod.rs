@@ -1,11 +1,14 @@
 //! Block devices from `/proc/diskstats`: one [`BlockDevice`] per whole disk with `iostat -x` rates.
 //!
 //! The sampler calls [`ProcDiskstats`] once per tick through [`BlockSource`]. Each call reads the
-//! file, keeps the counters and the time of the read, and turns the difference with the previous
+//! counters, keeps them and the time of the read, and turns the difference with the previous
 //! call into rates with [`iostat::rates`], a pure function the tests drive with explicit intervals. Whole
 //! disks are the names in `/sys/block`; without sysfs, [`parent_disk`] folds partitions by name.
+//! `/proc/diskstats` is read in full every [`FULL_READ_EVERY`] (and whenever a disk's own file
+//! fails); on the ticks between, each whole disk's `/sys/block/<disk>/stat` ([`sysfs`]).
 
 pub mod iostat;
+pub mod sysfs;
 
 pub use iostat::{Counters, Rates, SECTOR_BYTES, rates};
 
@@ -140,13 +143,23 @@ pub(crate) fn read_rotational(sys_block: &Path, disk: &str) -> Option<bool> {
     }
 }
 
-/// Reads `/proc/diskstats` and rates it against the previous call.
+/// How often `/proc/diskstats` is read in full, to see disks come and go: a disk attached is
+/// listed within this long. Between those reads the whole disks' own `stat` files give their
+/// counters; a disk removed fails its file and is seen at once.
+pub const FULL_READ_EVERY: Duration = Duration::from_secs(10);
+
+/// Reads the block devices' counters and rates them against the previous call.
 pub struct ProcDiskstats {
     diskstats: ProcFile,
     sys_block: PathBuf,
     prev: HashMap<String, Counters>,
     prev_at: Option<Instant>,
     topology: Option<Topology>,
+    /// Every device of the latest reading, partitions too (for their names).
+    stats: Vec<DiskStat>,
+    /// When `/proc/diskstats` was last read in full.
+    full_at: Option<Instant>,
+    stat_files: sysfs::StatFiles,
 }
 
 /// What sysfs says about the devices (which are whole disks, which rotate): read again only when
@@ -174,25 +187,37 @@ impl ProcDiskstats {
             prev: HashMap::new(),
             prev_at: None,
             topology: None,
+            stats: Vec::new(),
+            full_at: None,
+            stat_files: sysfs::StatFiles::default(),
         }
     }
-}
 
-impl Default for ProcDiskstats {
-    fn default() -> Self {
-        Self::new()
+    /// Refreshes the whole disks' counters from their `stat` files; `false` when `/proc/diskstats`
+    /// is due to be read in full, sysfs does not list the disks, or a disk's file fails.
+    fn refresh_from_sysfs(&mut self, now: Instant) -> bool {
+        let due = self
+            .full_at
+            .is_none_or(|at| now.saturating_duration_since(at) >= FULL_READ_EVERY);
+        let Some(whole) = self.topology.as_ref().and_then(|t| t.whole.as_ref()) else {
+            return false;
+        };
+        !due && self
+            .stat_files
+            .refresh(&self.sys_block, &mut self.stats, |n| whole.contains(n))
     }
-}
 
-impl BlockSource for ProcDiskstats {
-    fn sample(&mut self) -> Result<Vec<BlockDevice>, SourceFailure> {
+    /// Reads `/proc/diskstats` in full, and sysfs' facts again when the devices changed or
+    /// [`TOPOLOGY_TTL`] passed.
+    fn read_full(&mut self, now: Instant) -> Result<(), SourceFailure> {
         let path = self.diskstats.path().to_owned();
         let text = self
             .diskstats
             .read()
             .map_err(|source| SourceFailure::Io { path, source })?;
-        let now = Instant::now();
-        let stats = parse_diskstats(text)?;
+        self.stats = parse_diskstats(text)?;
+        self.full_at = Some(now);
+        let stats = &self.stats;
         let stale = self.topology.as_ref().is_none_or(|t| {
             !t.names.iter().eq(stats.iter().map(|d| &d.name)) || t.at.elapsed() > TOPOLOGY_TTL
         });
@@ -211,16 +236,40 @@ impl BlockSource for ProcDiskstats {
                 at: now,
             });
         }
+        self.stat_files
+            .retain(|n| stats.iter().any(|d| d.name == n));
+        Ok(())
+    }
+
+    /// Whole disks whose `stat` file is open.
+    pub fn stat_files_open(&self) -> usize {
+        self.stat_files.open()
+    }
+}
+
+impl Default for ProcDiskstats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl BlockSource for ProcDiskstats {
+    fn sample(&mut self) -> Result<Vec<BlockDevice>, SourceFailure> {
+        let now = Instant::now();
+        if !self.refresh_from_sysfs(now) {
+            self.read_full(now)?;
+        }
+        let stats = &self.stats;
         let elapsed = self.prev_at.map(|t| now.duration_since(t));
         let topology = self.topology.as_ref();
         let whole = topology.and_then(|t| t.whole.as_ref());
-        let devices = block_devices(&stats, whole, &self.prev, elapsed, |d| {
+        let devices = block_devices(stats, whole, &self.prev, elapsed, |d| {
             topology.and_then(|t| t.rotational.get(d).copied().flatten())
         });
         // The same disks tick after tick: update the counters in place.
         self.prev
             .retain(|name, _| stats.iter().any(|d| &d.name == name));
-        for d in &stats {
+        for d in stats {
             match self.prev.get_mut(&d.name) {
                 Some(c) => *c = Counters::from(d),
                 None => {
@@ -486,6 +535,54 @@ mod tests {
         let second = src.sample().expect("second");
         assert_eq!(device(&second, "nvme0n1").rotational, Some(false));
         assert_eq!(device(&second, "sda").rotational, Some(true));
+        std::fs::remove_dir_all(&dir).expect("remove temp dir");
+    }
+
+    #[test]
+    fn between_full_reads_each_disk_reads_its_own_stat_file() {
+        let dir = std::env::temp_dir().join(format!("vramio-diskfile-{}", std::process::id()));
+        let sys = dir.join("block");
+        std::fs::create_dir_all(sys.join("sda/queue")).expect("sysfs dir");
+        std::fs::write(sys.join("sda/queue/rotational"), "1").expect("rotational");
+        let path = dir.join("diskstats");
+        let line = |sectors: u64| {
+            format!(
+                "   8       0 sda 10 0 {sectors} 5 10 0 80 5 0 10 10 0 0 0 0 0 0\n   \
+                 8       1 sda1 10 0 {sectors} 5 10 0 80 5 0 10 10 0 0 0 0 0 0\n"
+            )
+        };
+        std::fs::write(&path, line(80)).expect("diskstats");
+        let stat = |sectors: u64| format!("10 0 {sectors} 5 10 0 80 5 0 10 10 0 0 0 0 0 0\n");
+        std::fs::write(sys.join("sda/stat"), stat(2000)).expect("stat");
+        let mut src = ProcDiskstats::with_paths(&path, &sys);
+        let total = |devs: &[BlockDevice]| device(devs, "sda").read_bytes_total;
+
+        // The first reading is the full one.
+        let first = src.sample().expect("first");
+        assert_eq!(total(&first), Some(Bytes(80 * 512)));
+        assert_eq!(device(&first, "sda").partitions, ["sda1"]);
+        // The next comes from the disk's own file (the full file would say 80 still).
+        let second = src.sample().expect("second");
+        assert_eq!(total(&second), Some(Bytes(2000 * 512)));
+        assert!(
+            device(&second, "sda")
+                .read_bytes_per_sec
+                .is_some_and(|r| r.0 > 0.0)
+        );
+        assert_eq!(
+            device(&second, "sda").partitions,
+            ["sda1"],
+            "partitions stay listed"
+        );
+        assert_eq!(device(&second, "sda").rotational, Some(true));
+        assert_eq!(src.stat_files_open(), 1);
+        // Its file fails (on sysfs a disk that went away answers ENODEV; here it stops parsing):
+        // the full reading answers at once.
+        std::fs::write(&path, line(3000)).expect("diskstats");
+        std::fs::write(sys.join("sda/stat"), "gone\n").expect("stat");
+        let third = src.sample().expect("third");
+        assert_eq!(total(&third), Some(Bytes(3000 * 512)));
+        assert_eq!(src.stat_files_open(), 0);
         std::fs::remove_dir_all(&dir).expect("remove temp dir");
     }
 }

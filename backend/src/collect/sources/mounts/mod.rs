@@ -44,8 +44,11 @@ pub struct ProcMounts {
     backing: HashMap<(String, String), Option<Backing>>,
     /// Change notifications of `mountinfo`, and the table as last read.
     watch: watch::TableWatch,
-    table: Option<(Vec<MountEntry>, Vec<SourceError>)>,
+    table: Option<Table>,
 }
+
+/// The mounts selected from `mountinfo`, and its lines that did not parse.
+type Table = (Vec<MountEntry>, Vec<SourceError>);
 
 impl ProcMounts {
     pub fn new() -> Self {
@@ -115,16 +118,12 @@ impl Default for ProcMounts {
 }
 
 impl ProcMounts {
-    /// The selected mounts and the mountinfo lines that did not parse: read and selected again
-    /// only when the mount table changed (see [`watch`]).
-    fn table(
-        &mut self,
-        limit: Option<Instant>,
-    ) -> Result<(Vec<MountEntry>, Vec<SourceError>), SourceFailure> {
-        if let Some(table) = &self.table
-            && !self.watch.changed()
-        {
-            return Ok(table.clone());
+    /// The selected mounts and the mountinfo lines that did not parse, taken out of
+    /// `self.table` for the caller to put back: read and selected again only when the mount
+    /// table changed (see [`watch`]), and never copied.
+    fn take_table(&mut self, limit: Option<Instant>) -> Result<Table, SourceFailure> {
+        if let Some(table) = self.table.take_if(|_| !self.watch.changed()) {
+            return Ok(table);
         }
         let text =
             std::fs::read_to_string(&self.mountinfo).map_err(|source| SourceFailure::Io {
@@ -139,9 +138,7 @@ impl ProcMounts {
         let selected = drop_files_and_repeats(visible, |p| {
             probed.get(p).copied().unwrap_or_else(|| is_dir(p))
         });
-        let table = (selected, errors);
-        self.table = Some(table.clone());
-        Ok(table)
+        Ok((selected, errors))
     }
 }
 
@@ -170,7 +167,9 @@ impl MountSource for ProcMounts {
 impl ProcMounts {
     /// One reading; no phase waits past `limit`.
     fn read(&mut self, limit: Option<Instant>) -> Result<Reading<Vec<Mount>>, SourceFailure> {
-        let (selected, mut errors) = self.table(limit)?;
+        let table = self.take_table(limit)?;
+        let (selected, table_errors) = &table;
+        let mut errors = table_errors.clone();
         self.bounded_stat
             .retain(|p| selected.iter().any(|e| e.mount_point == p));
         self.backing.retain(|(majmin, device), _| {
@@ -188,8 +187,8 @@ impl ProcMounts {
             })
             .collect();
         let deadline = phase_deadline(limit);
-        let mut mounts = Vec::new();
-        for entry in &selected {
+        let mut mounts = Vec::with_capacity(selected.len());
+        for entry in selected {
             let counts = match started.get(entry.mount_point.as_str()) {
                 None => (self.stat)(&entry.mount_point),
                 Some(Err(e)) => Err(e.clone()),
@@ -220,6 +219,7 @@ impl ProcMounts {
                 }),
             }
         }
+        self.table = Some(table);
         Ok(Reading {
             value: mounts,
             errors,
