@@ -28,7 +28,9 @@ use std::time::{Duration, Instant};
 #[path = "../tests/common/fake_nvml.rs"]
 mod fake_nvml;
 
-/// Time for start-up costs (NVML init, first sysfs walks, page-cache misses) to pass.
+/// Time for start-up costs (NVML init, first sysfs walks, page-cache misses) to pass. The hub's
+/// history ring still fills for 15 minutes after (a page fault every second or two, as the heap
+/// grows): `VRAMIO_COST_WARMUP=960` (seconds) measures with it full, the steady state.
 const WARM_UP: Duration = Duration::from_secs(5);
 /// After viewers connect: their backfill and the first diagnosis are not steady state.
 const SETTLE: Duration = Duration::from_secs(3);
@@ -341,6 +343,11 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(if benching { 3 } else { 1 })
         .max(1);
+    let warm_up = match var("VRAMIO_COST_WARMUP").and_then(|s| s.parse().ok()) {
+        Some(secs) => Duration::from_secs(secs),
+        None if benching => WARM_UP,
+        None => SETTLE,
+    };
     let viewers: Vec<usize> = var("VRAMIO_COST_VIEWERS")
         .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![0, 1, 10]);
@@ -352,7 +359,8 @@ fn main() {
         .expect("runtime");
     println!(
         "agent cost: vramio serve, 1 Hz, 2 fake GPUs, this host's disks; {secs} s per row, \
-         {rounds} round(s), each on a fresh server"
+         {rounds} round(s), each on a fresh server warmed up for {} s",
+        warm_up.as_secs()
     );
     if benching {
         let parts = floor(10);
@@ -371,7 +379,7 @@ fn main() {
     let mut all: Vec<Vec<Row>> = Vec::new();
     for round in 1..=rounds {
         let server = start_server();
-        std::thread::sleep(if benching { WARM_UP } else { SETTLE });
+        std::thread::sleep(warm_up);
         let rows: Vec<Row> = viewers
             .iter()
             .map(|&n| measure(&server, n, secs, &rt))

@@ -17,7 +17,7 @@ use crate::http::listen::{self, Bound};
 use crate::http::metrics_route::MetricsPolicy;
 use crate::http::same_origin::HostPolicy;
 use crate::http::{AppState, app};
-use crate::hub::diagnoser::{DEFAULT_WINDOW, Diagnoser};
+use crate::hub::diagnoser::{DEFAULT_WINDOW, DIAGNOSE_EVERY, Diagnoser};
 use crate::hub::fleet::Fleet;
 use crate::hub::{Hub, HubConfig};
 use crate::peers::life::supervise;
@@ -195,7 +195,8 @@ async fn serve_async(
     let sampling = match (local, source) {
         (Some(hub), Local::Sample) => {
             let sources = Sources::system_default(args.sampling.nvml_lib.clone());
-            let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
+            let diagnoser =
+                Diagnoser::new(thresholds, DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
             Some(Feeding::Sampler(
                 standby::spawn(sources, SamplerConfig { host, interval }, hub, diagnoser)
                     .context("cannot start the sampler threads")?,

@@ -1,9 +1,17 @@
 //! The diagnosis stage: keeps a sliding window of this host's frames and runs
-//! `shared::diagnosis::diagnose` on every tick, deciding when the result is worth sending.
+//! `shared::diagnosis::diagnose` over it, deciding when the result is worth sending.
 //!
 //! Fed by the sampler thread right after each tick (diagnosis is pure and takes tens of µs), it
 //! hands the hub a new diagnosis when the verdict, severity, path or set of findings changes, and
 //! at least every [`RESEND_EVERY`] so evidence figures stay fresh on the page.
+//!
+//! For a host sampled live every frame joins the window, but the window is diagnosed only every
+//! [`DIAGNOSE_EVERY`] of frame time ([`Diagnoser::diagnosing_every`]): its rules need several
+//! samples of the 60 s window to agree before a verdict moves, so diagnosing it again at each 1 Hz
+//! frame (or 10 Hz at `--interval 100ms`) would find the same answer a little sooner at twice (or
+//! twenty times) the cost. A frame that comes no sooner than that after the last one is diagnosed
+//! at once. A replay diagnoses every frame, as its verdict timeline does, so a jump lands on the
+//! diagnosis that playing through gives.
 
 use shared::Frame;
 use shared::diagnosis::{
@@ -16,6 +24,10 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_WINDOW: Duration = Duration::from_secs(60);
 /// A diagnosis is re-sent at least this often even when nothing changed.
 pub const RESEND_EVERY: Duration = Duration::from_secs(5);
+/// How often a live host's window is diagnosed, in frame time (about: a frame within half an
+/// interval of it counts, so 1 Hz frames are diagnosed every second one, not every third by
+/// jitter).
+pub const DIAGNOSE_EVERY: Duration = Duration::from_secs(2);
 
 /// What identifies a diagnosis for "did it change": everything but the evidence figures (values,
 /// confidence, window, projections), which move every tick.
@@ -49,6 +61,10 @@ pub struct Diagnoser {
     thresholds: Thresholds,
     prev: Option<Diagnosis>,
     sent: Option<(Signature, Instant)>,
+    /// `t_ms` of the newest frame of the last diagnosis.
+    diagnosed_at: Option<u64>,
+    /// Frame time between diagnoses (0: every frame).
+    every_ms: u64,
 }
 
 impl Diagnoser {
@@ -59,17 +75,37 @@ impl Diagnoser {
             thresholds,
             prev: None,
             sent: None,
+            diagnosed_at: None,
+            every_ms: 0,
         }
     }
 
-    /// Adds `frame` to the window, diagnoses it, and returns the diagnosis when it should be
-    /// sent (changed, or not sent for [`RESEND_EVERY`]).
+    /// Diagnoses the window only every `every` of frame time instead of at every frame (a host
+    /// sampled live: see the module docs).
+    pub fn diagnosing_every(self, every: Duration) -> Self {
+        Diagnoser {
+            every_ms: u64::try_from(every.as_millis()).unwrap_or(u64::MAX),
+            ..self
+        }
+    }
+
+    /// Adds `frame` to the window, diagnoses the window when [`DIAGNOSE_EVERY`] has passed, and
+    /// returns the diagnosis when it should be sent (changed, or not sent for [`RESEND_EVERY`]).
     pub fn observe(&mut self, frame: Frame) -> Option<&Diagnosis> {
+        self.observe_or_force(frame, false)
+    }
+
+    fn observe_or_force(&mut self, frame: Frame, force: bool) -> Option<&Diagnosis> {
         let newest = frame.t_ms;
         // The wall clock stepped back (NTP, a bad RTC): the old frames no longer line up in time.
         if self.window.back().is_some_and(|last| newest < last.t_ms) {
             self.window.clear();
+            self.diagnosed_at = None;
         }
+        let due = force
+            || self.diagnosed_at.is_none_or(|at| {
+                newest.saturating_sub(at) >= self.every_ms.saturating_sub(frame.interval_ms / 2)
+            });
         // Bound by count too, whatever the timestamps say.
         let cap = usize::try_from(self.span_ms / frame.interval_ms.max(1))
             .unwrap_or(usize::MAX)
@@ -85,6 +121,10 @@ impl Diagnoser {
         {
             self.window.pop_front();
         }
+        if !due {
+            return None;
+        }
+        self.diagnosed_at = Some(newest);
         let frames = self.window.make_contiguous();
         let d = diagnose(frames, &self.thresholds, self.prev.as_ref());
         let sig = signature(&d);
@@ -128,8 +168,12 @@ impl Diagnoser {
         self.window.clear();
         self.prev = None;
         self.sent = None;
-        for f in frames {
-            self.observe(f.clone());
+        self.diagnosed_at = None;
+        if let Some((last, before)) = frames.split_last() {
+            for f in before {
+                self.observe(f.clone());
+            }
+            self.observe_or_force(last.clone(), true);
         }
         if let Some(d) = &self.prev {
             self.sent = Some((signature(d), Instant::now()));
@@ -143,6 +187,7 @@ impl Diagnoser {
     pub fn resume(&mut self, window: &[Frame], diagnosis: Diagnosis) -> &Diagnosis {
         self.window.clear();
         self.window.extend(window.iter().cloned());
+        self.diagnosed_at = diagnosis.t_ms;
         self.sent = Some((signature(&diagnosis), Instant::now()));
         self.prev.insert(diagnosis)
     }
@@ -247,5 +292,53 @@ mod tests {
         assert!(d.observe(frame(1000)).is_none(), "an unchanged one is not");
         d.sent = d.sent.take().map(|(s, at)| (s, at - RESEND_EVERY));
         assert!(d.observe(frame(2000)).is_some(), "re-sent after the period");
+    }
+
+    /// `t_ms` of the newest frame of each diagnosis made while `frames` are observed.
+    fn diagnosed(d: &mut Diagnoser, frames: impl IntoIterator<Item = Frame>) -> Vec<u64> {
+        let mut at = Vec::new();
+        for f in frames {
+            d.observe(f);
+            if let Some(t) = d.prev.as_ref().and_then(|p| p.t_ms)
+                && at.last() != Some(&t)
+            {
+                at.push(t);
+            }
+        }
+        at
+    }
+
+    #[test]
+    fn the_window_is_diagnosed_every_two_seconds_of_frame_time() {
+        let mut d =
+            Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
+        let at_1hz = diagnosed(&mut d, (0..9).map(|s| frame(s * 1000)));
+        assert_eq!(at_1hz, [0, 2000, 4000, 6000, 8000]);
+        assert_eq!(d.window_len(), 9, "every frame joins the window");
+
+        // A jittery 1 Hz still diagnoses every second frame, not every third.
+        let mut d =
+            Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
+        let jitter = diagnosed(&mut d, [0, 1010, 1990, 3005, 3990].map(frame));
+        assert_eq!(jitter, [0, 1990, 3990]);
+
+        // At 10 Hz, every twentieth frame.
+        let mut d =
+            Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
+        let fast = (0..41).map(|i| Frame::empty("h", 0, i * 100, 100));
+        assert_eq!(diagnosed(&mut d, fast), [0, 2000, 4000]);
+
+        // Frames farther apart than that are each diagnosed, and so is the first one after the
+        // clock stepped back.
+        let mut d =
+            Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
+        let slow = [0, 5000, 10_000].map(|t| Frame::empty("h", 0, t, 5000));
+        assert_eq!(diagnosed(&mut d, slow), [0, 5000, 10_000]);
+        let mut d =
+            Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
+        assert_eq!(
+            diagnosed(&mut d, [50_000, 51_000, 20_000].map(frame)),
+            [50_000, 20_000]
+        );
     }
 }

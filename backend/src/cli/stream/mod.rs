@@ -16,7 +16,7 @@ use crate::collect::sampler::{self, SamplerConfig};
 use crate::collect::sources::Sources;
 use crate::collect::standby;
 use crate::http::session::{self, Ended, SessionParams};
-use crate::hub::diagnoser::{DEFAULT_WINDOW, Diagnoser};
+use crate::hub::diagnoser::{DEFAULT_WINDOW, DIAGNOSE_EVERY, Diagnoser};
 use crate::hub::{Hub, HubConfig};
 use crate::peers::lines::Lines;
 use anyhow::{Context, bail};
@@ -66,7 +66,7 @@ async fn sample(args: StreamArgs, thresholds: shared::diagnosis::Thresholds) -> 
     let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
     let hub = Hub::new(host.clone(), interval, config);
     let sources = Sources::system_default(args.sampling.nvml_lib.clone());
-    let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
+    let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
     let sampling = standby::spawn(
         sources,
         SamplerConfig { host, interval },
