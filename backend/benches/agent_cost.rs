@@ -83,17 +83,23 @@ fn cpu_ns_by_thread(pid: u32) -> std::collections::BTreeMap<String, u64> {
 
 /// `utime + stime` of `pid` in clock ticks (dead threads included).
 fn cpu_ticks(pid: u32) -> u64 {
+    stat_fields(pid, &[11, 12]).iter().sum()
+}
+
+/// Minor page faults of `pid` so far (a heap that grows faults its new pages in).
+fn minor_faults(pid: u32) -> u64 {
+    stat_fields(pid, &[7])[0]
+}
+
+/// Fields of `/proc/<pid>/stat` by index after `comm` (field 3 is index 0, so `minflt` (10) is 7,
+/// `utime` (14) and `stime` (15) are 11 and 12); 0 where unreadable.
+fn stat_fields(pid: u32, at: &[usize]) -> Vec<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let after_comm = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let fields: Vec<&str> = after_comm.split_whitespace().collect();
-    // After `comm`: field 3 is index 0, so utime (14) and stime (15) are 11 and 12.
-    let field = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    field(11) + field(12)
+    at.iter()
+        .map(|&i| fields.get(i).and_then(|f| f.parse().ok()).unwrap_or(0))
+        .collect()
 }
 
 /// `VmRSS` and `VmHWM` of `pid` in KiB.
@@ -192,6 +198,7 @@ struct Row {
     pct: f64,
     ticks_pct: f64,
     rss_kib: u64,
+    faults_per_s: f64,
     messages_per_viewer_s: f64,
     /// `(thread name, % of one core)`.
     threads: Vec<(String, f64)>,
@@ -202,6 +209,7 @@ fn measure(server: &Server, viewers: usize, secs: u64, rt: &tokio::runtime::Runt
     let (tasks, count) = rt.block_on(open_viewers(server.port, viewers));
     std::thread::sleep(SETTLE);
     let threads0 = cpu_ns_by_thread(pid);
+    let faults0 = minor_faults(pid);
     let (ns0, ticks0, m0, t0) = (
         cpu_ns(pid),
         cpu_ticks(pid),
@@ -215,6 +223,7 @@ fn measure(server: &Server, viewers: usize, secs: u64, rt: &tokio::runtime::Runt
         count.load(Ordering::Relaxed),
         t0.elapsed(),
     );
+    let faults1 = minor_faults(pid);
     let threads: Vec<(String, f64)> = cpu_ns_by_thread(pid)
         .into_iter()
         .map(|(name, ns)| {
@@ -235,6 +244,7 @@ fn measure(server: &Server, viewers: usize, secs: u64, rt: &tokio::runtime::Runt
         pct: ns1.saturating_sub(ns0) as f64 / 1e9 / wall_s * 100.0,
         ticks_pct: ticks1.saturating_sub(ticks0) as f64 / hz / wall_s * 100.0,
         rss_kib: rss_kib(pid).0,
+        faults_per_s: faults1.saturating_sub(faults0) as f64 / wall_s,
         threads,
         messages_per_viewer_s: if viewers == 0 {
             0.0
@@ -310,14 +320,17 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 fn print_rows(rows: &[Row]) {
-    println!("viewers  cpu % of one core  (from 10 ms ticks)  rss MiB  msgs/viewer/s");
+    println!(
+        "viewers  cpu % of one core  (from 10 ms ticks)  rss MiB  minor faults/s  msgs/viewer/s"
+    );
     for r in rows {
         println!(
-            "{:>7}  {:>17.4}  {:>18.3}  {:>7.1}  {:>13.2}",
+            "{:>7}  {:>17.4}  {:>18.3}  {:>7.1}  {:>14.2}  {:>13.2}",
             r.viewers,
             r.pct,
             r.ticks_pct,
             r.rss_kib as f64 / 1024.0,
+            r.faults_per_s,
             r.messages_per_viewer_s
         );
     }
