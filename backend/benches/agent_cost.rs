@@ -14,7 +14,7 @@
 //! VM (where its threads land, what shares the host), so the rows are taken `VRAMIO_COST_ROUNDS`
 //! times (default 3), each on a fresh server, and the summary gives the median and range. First
 //! the bench prints the floor: what the kernel alone charges for the work one tick cannot skip
-//! (a 1 s sleep's wake, one read of each `/proc` file the sampler reads, one frame-sized loopback
+//! (a 1 s sleep's wake, one read of each `/proc` and `/sys` file the sampler reads on most ticks, one frame-sized loopback
 //! TCP send), timed on a thread of its own, a second apart, as cold as the sampler finds them.
 
 use futures_util::StreamExt;
@@ -257,7 +257,7 @@ fn measure(server: &Server, viewers: usize, secs: u64, rt: &tokio::runtime::Runt
 /// The kernel's share of one tick, timed on this thread: a 1 s sleep's wake, one `pread` of each
 /// `/proc` file the sampler reads, and one 2.7 KB send over loopback TCP to a reader blocked on it
 /// (a viewer's frame). Microseconds of this thread's CPU each, medians of `n` ticks a second apart.
-fn floor(n: usize) -> Vec<(&'static str, f64)> {
+fn floor(n: usize) -> Vec<(String, f64)> {
     use std::io::{Read, Write};
     use std::os::unix::fs::FileExt;
     let thread_ns = || {
@@ -272,16 +272,31 @@ fn floor(n: usize) -> Vec<(&'static str, f64)> {
         let mut buf = vec![0u8; 65536];
         while reader.read(&mut buf).is_ok_and(|n| n > 0) {}
     });
-    let files: Vec<std::fs::File> = [
-        "/proc/diskstats",
+    // What the sampler reads on most ticks: each disk's own `stat` (`/proc/diskstats` only every
+    // 10 s) and the host's files.
+    let disks: Vec<PathBuf> = std::fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !["loop", "zram", "ram"].iter().any(|p| name.starts_with(p))
+        })
+        .map(|e| e.path().join("stat"))
+        .collect();
+    let host = [
         "/proc/stat",
         "/proc/meminfo",
         "/proc/pressure/io",
         "/proc/pressure/memory",
-    ]
-    .iter()
-    .filter_map(|p| std::fs::File::open(p).ok())
-    .collect();
+    ];
+    let files: Vec<std::fs::File> = disks
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(host.iter().map(std::path::Path::new))
+        .filter_map(|p| std::fs::File::open(p).ok())
+        .collect();
     let frame = vec![b'x'; 2750];
     let mut buf = vec![0u8; 16384];
     let mut taken: [Vec<f64>; 3] = Default::default();
@@ -304,9 +319,9 @@ fn floor(n: usize) -> Vec<(&'static str, f64)> {
     }
     let [sleep, reads, send] = taken.map(|mut v| median(&mut v));
     vec![
-        ("1 s sleep and wake", sleep),
-        ("5 /proc reads", reads),
-        ("frame send, loopback", send),
+        ("1 s sleep and wake".to_owned(), sleep),
+        (format!("{} /proc and /sys reads", files.len()), reads),
+        ("frame send, loopback".to_owned(), send),
     ]
 }
 
