@@ -128,9 +128,12 @@ impl Diagnoser {
         let frames = self.window.make_contiguous();
         let d = diagnose(frames, &self.thresholds, self.prev.as_ref());
         let sig = signature(&d);
+        // The next diagnosis comes a period later: re-send now if waiting for it would leave the
+        // page more than RESEND_EVERY without one.
+        let resend_after = RESEND_EVERY.saturating_sub(Duration::from_millis(self.every_ms));
         let due = match &self.sent {
             None => true,
-            Some((last, at)) => *last != sig || at.elapsed() >= RESEND_EVERY,
+            Some((last, at)) => *last != sig || at.elapsed() >= resend_after,
         };
         self.prev = Some(d);
         if due {
@@ -339,6 +342,23 @@ mod tests {
         assert_eq!(
             diagnosed(&mut d, [50_000, 51_000, 20_000].map(frame)),
             [50_000, 20_000]
+        );
+
+        // An unchanged diagnosis is still re-sent within RESEND_EVERY: at the diagnosed frame
+        // before it runs out, not the one after.
+        let mut d =
+            Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
+        assert!(d.observe(frame(0)).is_some());
+        let back = RESEND_EVERY - DIAGNOSE_EVERY;
+        d.sent = d.sent.take().map(|(s, at)| (s, at - back));
+        assert!(d.observe(frame(1000)).is_none(), "not diagnosed");
+        assert!(d.observe(frame(2000)).is_some(), "re-sent {back:?} after");
+
+        // Without a period (a replay), every frame.
+        let mut d = Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW);
+        assert_eq!(
+            diagnosed(&mut d, (0..3).map(|s| frame(s * 1000))),
+            [0, 1000, 2000]
         );
     }
 }
