@@ -89,8 +89,9 @@ impl Diagnoser {
         }
     }
 
-    /// Adds `frame` to the window, diagnoses the window when [`DIAGNOSE_EVERY`] has passed, and
-    /// returns the diagnosis when it should be sent (changed, or not sent for [`RESEND_EVERY`]).
+    /// Adds `frame` to the window, diagnoses the window when its period has passed (at every
+    /// frame without one, see [`Diagnoser::diagnosing_every`]), and returns the diagnosis when it
+    /// should be sent (changed, or not sent for [`RESEND_EVERY`]).
     pub fn observe(&mut self, frame: Frame) -> Option<&Diagnosis> {
         self.observe_or_force(frame, false)
     }
