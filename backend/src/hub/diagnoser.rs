@@ -6,11 +6,14 @@
 //! at least every [`RESEND_EVERY`] so evidence figures stay fresh on the page.
 //!
 //! For a host sampled live every frame joins the window, but the window is diagnosed only every
-//! [`DIAGNOSE_EVERY`] of frame time ([`Diagnoser::diagnosing_every`]): its rules need several
-//! samples of the 60 s window to agree before a verdict moves, so diagnosing it again at each 1 Hz
-//! frame (or 10 Hz at `--interval 100ms`) would find the same answer a little sooner at twice (or
-//! twenty times) the cost. A frame that comes no sooner than that after the last one is diagnosed
-//! at once. A replay diagnoses every frame, as its verdict timeline does, so a jump lands on the
+//! [`DIAGNOSE_EVERY`] of frame time ([`Diagnoser::diagnosing_every`]), as often as an unchanged
+//! diagnosis is re-sent anyway: its rules need 60% of the 60 s window to agree before a verdict
+//! moves, so diagnosing it again at each 1 Hz frame (or 10 Hz at `--interval 100ms`) would find
+//! the same answer a little sooner at four (or forty) times the cost. What cannot wait is
+//! diagnosed at once: a frame whose sources answer differently from the frame before (NVML gone
+//! or back, a GPU lost, failing or gone, a memory reading missing, a mount or disk gone, an error
+//! more or fewer; [`same_sources`]), and a frame that comes no sooner than the period after the
+//! last one. A replay diagnoses every frame, as its verdict timeline does, so a jump lands on the
 //! diagnosis that playing through gives.
 
 use shared::Frame;
@@ -25,9 +28,24 @@ pub const DEFAULT_WINDOW: Duration = Duration::from_secs(60);
 /// A diagnosis is re-sent at least this often even when nothing changed.
 pub const RESEND_EVERY: Duration = Duration::from_secs(5);
 /// How often a live host's window is diagnosed, in frame time (about: a frame within half an
-/// interval of it counts, so 1 Hz frames are diagnosed every second one, not every third by
-/// jitter).
-pub const DIAGNOSE_EVERY: Duration = Duration::from_secs(2);
+/// interval of it counts, so 1 Hz frames are diagnosed every fourth one, not every fifth by
+/// jitter). Within [`RESEND_EVERY`], so each diagnosis made is sent.
+pub const DIAGNOSE_EVERY: Duration = Duration::from_secs(4);
+
+/// Whether `a` and `b` had the same sources answer for the same devices: the same NVML status,
+/// the same GPUs in the same states with a memory reading or without, as many mounts, disks and
+/// errors. Compares no figures, so every frame of a steady host passes; a change here can move a
+/// verdict at once (`no_data`, a lost GPU, a mount gone), so it is diagnosed without waiting.
+fn same_sources(a: &Frame, b: &Frame) -> bool {
+    std::mem::discriminant(&a.nvml) == std::mem::discriminant(&b.nvml)
+        && a.gpus.len() == b.gpus.len()
+        && a.gpus.iter().zip(&b.gpus).all(|(x, y)| {
+            x.index == y.index && x.state == y.state && x.memory.is_some() == y.memory.is_some()
+        })
+        && a.mounts.len() == b.mounts.len()
+        && a.block_devices.len() == b.block_devices.len()
+        && a.errors.len() == b.errors.len()
+}
 
 /// What identifies a diagnosis for "did it change": everything but the evidence figures (values,
 /// confidence, window, projections), which move every tick.
@@ -106,7 +124,11 @@ impl Diagnoser {
         let due = force
             || self.diagnosed_at.is_none_or(|at| {
                 newest.saturating_sub(at) >= self.every_ms.saturating_sub(frame.interval_ms / 2)
-            });
+            })
+            || self
+                .window
+                .back()
+                .is_some_and(|last| !same_sources(last, &frame));
         // Bound by count too, whatever the timestamps say.
         let cap = usize::try_from(self.span_ms / frame.interval_ms.max(1))
             .unwrap_or(usize::MAX)
@@ -208,158 +230,5 @@ impl Diagnoser {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn frame(t_ms: u64) -> Frame {
-        Frame::empty("h", t_ms / 1000, t_ms, 1000)
-    }
-
-    #[test]
-    fn window_is_bounded_by_time() {
-        let mut d = Diagnoser::new(Thresholds::default(), Duration::from_secs(10));
-        for s in 0..30 {
-            d.observe(frame(s * 1000));
-        }
-        assert_eq!(d.window_len(), 11);
-    }
-
-    #[test]
-    fn a_clock_step_back_starts_the_window_over() {
-        let mut d = Diagnoser::new(Thresholds::default(), Duration::from_secs(10));
-        for s in 0..5 {
-            d.observe(frame(100_000 + s * 1000));
-        }
-        d.observe(frame(50_000));
-        assert_eq!(d.window_len(), 1);
-        // Frames an hour apart in the past of the newest would not all fit: the count bounds it.
-        let mut d = Diagnoser::new(Thresholds::default(), Duration::from_secs(10));
-        for _ in 0..100 {
-            d.observe(frame(100_000));
-        }
-        assert_eq!(d.window_len(), 12);
-    }
-
-    #[test]
-    fn the_signature_ignores_figures_and_sees_every_decision() {
-        let base =
-            shared::diagnosis::diagnose(&[frame(0), frame(1000)], &Thresholds::default(), None);
-        let mut figures = base.clone();
-        figures.window_s = figures.window_s.map(|w| w + 1.0);
-        figures.t_ms = figures.t_ms.map(|t| t + 1000);
-        for n in &mut figures.path {
-            for e in &mut n.evidence {
-                e.value = e.value.map(|v| v + 1.0);
-            }
-        }
-        assert_eq!(
-            signature(&figures),
-            signature(&base),
-            "figures alone are no change"
-        );
-
-        let mut verdict = base.clone();
-        verdict.verdict = Verdict::InputBoundDisk;
-        assert_ne!(signature(&verdict), signature(&base));
-        let mut severity = base.clone();
-        severity.severity = Severity::Critical;
-        assert_ne!(signature(&severity), signature(&base));
-        let mut answer = base.clone();
-        if let Some(n) = answer.path.first_mut() {
-            n.answer = match n.answer {
-                Answer::Yes => Answer::No,
-                _ => Answer::Yes,
-            };
-        }
-        assert_ne!(signature(&answer), signature(&base));
-    }
-
-    #[test]
-    fn a_restart_forgets_the_old_window_and_diagnoses_the_new_one() {
-        let mut d = Diagnoser::new(Thresholds::default(), Duration::from_secs(10));
-        for s in 0..30 {
-            d.observe(frame(1_000_000 + s * 1000));
-        }
-        let at = d
-            .restart(&[frame(5000), frame(6000), frame(7000)])
-            .map(|x| x.t_ms);
-        assert_eq!(at, Some(Some(7000)), "the diagnosis is the last frame's");
-        assert_eq!(d.window_len(), 3);
-        assert!(d.observe(frame(8000)).is_none(), "it counts as sent");
-        assert!(d.restart(&[]).is_none());
-    }
-
-    #[test]
-    fn sends_on_first_then_only_on_change_or_resend_period() {
-        let mut d = Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW);
-        assert!(d.observe(frame(0)).is_some(), "the first diagnosis is sent");
-        assert!(d.observe(frame(1000)).is_none(), "an unchanged one is not");
-        d.sent = d.sent.take().map(|(s, at)| (s, at - RESEND_EVERY));
-        assert!(d.observe(frame(2000)).is_some(), "re-sent after the period");
-    }
-
-    /// `t_ms` of the newest frame of each diagnosis made while `frames` are observed.
-    fn diagnosed(d: &mut Diagnoser, frames: impl IntoIterator<Item = Frame>) -> Vec<u64> {
-        let mut at = Vec::new();
-        for f in frames {
-            d.observe(f);
-            if let Some(t) = d.prev.as_ref().and_then(|p| p.t_ms)
-                && at.last() != Some(&t)
-            {
-                at.push(t);
-            }
-        }
-        at
-    }
-
-    #[test]
-    fn the_window_is_diagnosed_every_two_seconds_of_frame_time() {
-        let mut d =
-            Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
-        let at_1hz = diagnosed(&mut d, (0..9).map(|s| frame(s * 1000)));
-        assert_eq!(at_1hz, [0, 2000, 4000, 6000, 8000]);
-        assert_eq!(d.window_len(), 9, "every frame joins the window");
-
-        // A jittery 1 Hz still diagnoses every second frame, not every third.
-        let mut d =
-            Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
-        let jitter = diagnosed(&mut d, [0, 1010, 1990, 3005, 3990].map(frame));
-        assert_eq!(jitter, [0, 1990, 3990]);
-
-        // At 10 Hz, every twentieth frame.
-        let mut d =
-            Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
-        let fast = (0..41).map(|i| Frame::empty("h", 0, i * 100, 100));
-        assert_eq!(diagnosed(&mut d, fast), [0, 2000, 4000]);
-
-        // Frames farther apart than that are each diagnosed, and so is the first one after the
-        // clock stepped back.
-        let mut d =
-            Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
-        let slow = [0, 5000, 10_000].map(|t| Frame::empty("h", 0, t, 5000));
-        assert_eq!(diagnosed(&mut d, slow), [0, 5000, 10_000]);
-        let mut d =
-            Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
-        assert_eq!(
-            diagnosed(&mut d, [50_000, 51_000, 20_000].map(frame)),
-            [50_000, 20_000]
-        );
-
-        // An unchanged diagnosis is still re-sent within RESEND_EVERY: at the diagnosed frame
-        // before it runs out, not the one after.
-        let mut d =
-            Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
-        assert!(d.observe(frame(0)).is_some());
-        let back = RESEND_EVERY - DIAGNOSE_EVERY;
-        d.sent = d.sent.take().map(|(s, at)| (s, at - back));
-        assert!(d.observe(frame(1000)).is_none(), "not diagnosed");
-        assert!(d.observe(frame(2000)).is_some(), "re-sent {back:?} after");
-
-        // Without a period (a replay), every frame.
-        let mut d = Diagnoser::new(Thresholds::default(), DEFAULT_WINDOW);
-        assert_eq!(
-            diagnosed(&mut d, (0..3).map(|s| frame(s * 1000))),
-            [0, 1000, 2000]
-        );
-    }
-}
+#[path = "diagnoser_tests.rs"]
+mod tests;
