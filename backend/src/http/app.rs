@@ -42,7 +42,7 @@ pub(crate) const WS_WRITE_BUFFER: usize = 256 * 1024;
 /// before every read attempt, and a session attempts one each time it wakes (for every frame it
 /// sends), so its default of 128 KiB cost a 128 KiB `memset` per frame per viewer. Client
 /// messages are a few hundred bytes (the protocol allows 4 KiB); larger ones take more reads.
-const WS_READ_BUFFER: usize = 8 * 1024;
+const WS_READ_BUFFER: usize = 1024;
 
 /// Script, style and socket from this origin only; `wasm-unsafe-eval` lets the bundle compile.
 const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
