@@ -7,22 +7,21 @@
 //! link at once. A store that cannot be read or verified is never rewritten: sharing stays off, with
 //! the reason, until a person fixes or removes the file.
 
+mod store;
+
 use super::state_dir::{StateDir, StateDirError};
 use super::token::hex;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, Mac};
-use serde::{Deserialize, Serialize};
-use sha2::Sha256;
 use shared::access::{CreateShare, ShareInfo, validate_create};
 use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError, RwLock};
+use store::{Key, Record, STORE_VERSION, StoreFile, load};
 use subtle::ConstantTimeEq;
 use tokio::sync::watch;
 
 pub const STORE_FILE: &str = "shares.json";
 pub const KEY_FILE: &str = "share-key";
-const STORE_VERSION: u32 = 1;
 /// Random bytes in an id: 128 bits, 22 characters of base64url.
 const ID_BYTES: usize = 16;
 pub const ID_CHARS: usize = 22;
@@ -30,45 +29,6 @@ pub const ID_CHARS: usize = 22;
 pub const SECRET_CHARS: usize = 43;
 /// Most links alive at once.
 pub const MAX_SHARES: usize = 1000;
-
-type HmacSha256 = Hmac<Sha256>;
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Record {
-    id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    label: Option<String>,
-    show_users: bool,
-    created_ms: u64,
-    expires_ms: u64,
-    /// On a hub: the one host the link shows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    host: Option<String>,
-    /// Hex HMAC of the fields above.
-    sig: String,
-}
-
-/// The signed part of a record, in a fixed field order.
-#[derive(Serialize)]
-struct Signed<'a> {
-    v: u32,
-    id: &'a str,
-    label: &'a Option<String>,
-    show_users: bool,
-    created_ms: u64,
-    expires_ms: u64,
-    /// Absent for links of every host, so records made before it existed still verify.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    host: &'a Option<String>,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StoreFile {
-    version: u32,
-    shares: Vec<Record>,
-}
 
 /// What a share link lets its viewer see.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,55 +62,6 @@ pub enum ShareError {
     Write(#[from] StateDirError),
     #[error("no randomness from the OS: {0}")]
     Random(String),
-}
-
-struct Key([u8; 32]);
-
-impl Key {
-    fn generate() -> Result<Key, ShareError> {
-        let mut k = [0u8; 32];
-        getrandom::fill(&mut k).map_err(|e| ShareError::Random(e.to_string()))?;
-        Ok(Key(k))
-    }
-
-    fn parse(bytes: &[u8]) -> Option<Key> {
-        let text = std::str::from_utf8(bytes).ok()?.trim();
-        if text.len() != 64 {
-            return None;
-        }
-        let mut k = [0u8; 32];
-        for (i, out) in k.iter_mut().enumerate() {
-            *out = u8::from_str_radix(text.get(i * 2..i * 2 + 2)?, 16).ok()?;
-        }
-        Some(Key(k))
-    }
-
-    fn mac(&self, domain: &[u8], data: &[u8]) -> [u8; 32] {
-        // HMAC takes keys of any length, so this never fails.
-        let mut mac = <HmacSha256 as Mac>::new_from_slice(&self.0)
-            .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
-        mac.update(domain);
-        mac.update(data);
-        mac.finalize().into_bytes().into()
-    }
-
-    fn secret(&self, id: &str) -> String {
-        URL_SAFE_NO_PAD.encode(self.mac(b"vramio share secret\0", id.as_bytes()))
-    }
-
-    fn sign(&self, r: &Record) -> String {
-        let signed = Signed {
-            v: STORE_VERSION,
-            id: &r.id,
-            label: &r.label,
-            show_users: r.show_users,
-            created_ms: r.created_ms,
-            expires_ms: r.expires_ms,
-            host: &r.host,
-        };
-        let body = serde_json::to_vec(&signed).unwrap_or_default();
-        hex(&self.mac(b"vramio share record\0", &body))
-    }
 }
 
 /// Whether `id` has the shape of an id this server makes (22 base64url characters). Checked
@@ -404,73 +315,6 @@ fn info(key: &Key, r: &Record, base: &str) -> ShareInfo {
         host: r.host.clone(),
         url: format!("{base}/s/{}#{}", r.id, key.secret(&r.id)),
     }
-}
-
-/// Reads and verifies the key and the store; `Err` is the reason sharing is off.
-fn load(dir: &StateDir) -> Result<(Key, BTreeMap<String, Record>), String> {
-    let store_path = dir.file(STORE_FILE);
-    let key_path = dir.file(KEY_FILE);
-    let off = |problem: String| {
-        format!("{problem}; sharing is off until it is fixed (the file is kept as it is)")
-    };
-    let key_bytes = dir.read(KEY_FILE).map_err(|e| off(e.to_string()))?;
-    let key = match &key_bytes {
-        Some(b) => Some(
-            Key::parse(b)
-                .ok_or_else(|| off(format!("{} is not 64 hex digits", key_path.display())))?,
-        ),
-        None => None,
-    };
-    let store = dir.read(STORE_FILE).map_err(|e| off(e.to_string()))?;
-    let records: Vec<Record> = match &store {
-        None => Vec::new(),
-        Some(bytes) => {
-            let file: StoreFile = serde_json::from_slice(bytes).map_err(|e| {
-                off(format!(
-                    "{} is not a vramio share store: {e}",
-                    store_path.display()
-                ))
-            })?;
-            if file.version != STORE_VERSION {
-                return Err(off(format!(
-                    "{} is version {}; this vramio reads version {STORE_VERSION}",
-                    store_path.display(),
-                    file.version
-                )));
-            }
-            file.shares
-        }
-    };
-    let key = match key {
-        Some(k) => k,
-        None if records.is_empty() => {
-            let k = Key::generate().map_err(|e| off(e.to_string()))?;
-            dir.write_atomic(KEY_FILE, hex(&k.0).as_bytes())
-                .map_err(|e| off(e.to_string()))?;
-            k
-        }
-        None => {
-            return Err(off(format!(
-                "{} holds {} share links but {} is missing, so none can be checked",
-                store_path.display(),
-                records.len(),
-                key_path.display()
-            )));
-        }
-    };
-    let mut map = BTreeMap::new();
-    for r in records {
-        if !well_formed_id(&r.id) || !bool::from(key.sign(&r).as_bytes().ct_eq(r.sig.as_bytes())) {
-            return Err(off(format!(
-                "the record {:?} in {} carries no valid signature (edited by hand, or signed \
-                 with another {KEY_FILE})",
-                r.id.chars().take(40).collect::<String>(),
-                store_path.display()
-            )));
-        }
-        map.insert(r.id.clone(), r);
-    }
-    Ok((key, map))
 }
 
 #[cfg(test)]

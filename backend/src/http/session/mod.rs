@@ -14,12 +14,15 @@
 //! moment the link is revoked or expires.
 
 mod history;
+mod lease;
+mod socket;
 
-use crate::access::shares::{Grant, Shares, Standing};
+pub use lease::{ViewLease, lease_ended};
+pub use socket::{CLOSE_SHARE_ENDED, Raw, raw, say_goodbye};
+
 use crate::hub::{DiagnosisEntry, Entry, Hub};
-use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
+use axum::extract::ws::Message;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
-use shared::protocol::MAX_CLIENT_MESSAGE_BYTES;
 use shared::{ClientMsg, ErrorCode, HostState, ServerMsg};
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
@@ -39,12 +42,6 @@ pub const BACKFILL_CHUNK: usize = 120;
 /// larger than that limit outright, which would end the session.
 pub const BACKFILL_CHUNK_BYTES: usize = super::app::WS_WRITE_BUFFER / 2;
 
-/// RFC 6455 close codes used here.
-const CLOSE_GOING_AWAY: u16 = 1001;
-const CLOSE_TOO_BIG: u16 = 1009;
-/// Private-use close code: the share link this viewer came by has ended.
-pub const CLOSE_SHARE_ENDED: u16 = 4403;
-
 /// Why a session ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Ended {
@@ -54,13 +51,6 @@ pub enum Ended {
     WriteFailed,
     ShareRevoked,
     ShareExpired,
-}
-
-/// What a share-link viewer was let in with, and where to look whether it still holds.
-#[derive(Clone)]
-pub struct ViewLease {
-    pub grant: Grant,
-    pub shares: Shares,
 }
 
 /// What the session needs besides the socket.
@@ -82,40 +72,6 @@ pub struct SessionParams {
     /// The client takes chart samples for the older frames of a whole-history backfill (its
     /// `subscribe` said so; a later `subscribe` may change it).
     pub samples: bool,
-}
-
-impl ViewLease {
-    /// Resolves when the link ends: `ShareExpired` at its expiry, `ShareRevoked` once revoked.
-    pub async fn ended(&self) -> Ended {
-        let mut changes = self.shares.watch();
-        let left =
-            Duration::from_millis(self.grant.expires_ms.saturating_sub(super::auth::now_ms()));
-        let expiry = tokio::time::sleep(left);
-        tokio::pin!(expiry);
-        loop {
-            tokio::select! {
-                () = &mut expiry => return Ended::ShareExpired,
-                changed = changes.changed() => {
-                    if changed.is_err() {
-                        return Ended::ShareRevoked;
-                    }
-                    match self.shares.standing(&self.grant.id, super::auth::now_ms()) {
-                        Standing::Active(_) => {}
-                        Standing::Expired => return Ended::ShareExpired,
-                        Standing::Gone => return Ended::ShareRevoked,
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// A lease's end, or never without one.
-pub async fn lease_ended(lease: Option<&ViewLease>) -> Ended {
-    match lease {
-        Some(l) => l.ended().await,
-        None => std::future::pending().await,
-    }
 }
 
 struct Session<S> {
@@ -401,82 +357,4 @@ impl<S: Sink<Message> + Unpin> Session<S> {
         say_goodbye(&mut self.sink, &ended).await;
         ended
     }
-}
-
-/// A client message before it is read as JSON: its text, or what to do instead.
-pub(super) enum Raw {
-    Text(Utf8Bytes),
-    Reply(ServerMsg),
-    Ignore,
-    End(Ended),
-}
-
-/// Sorts what the socket gave: read errors and oversized messages end the session (1009 for too
-/// big), binary messages get an error reply, control frames are ignored.
-pub(super) fn raw<E: std::fmt::Display>(incoming: Result<Message, E>) -> Raw {
-    match incoming {
-        Err(e) => {
-            let text = e.to_string();
-            tracing::debug!(error = %text, "websocket read failed");
-            // tungstenite reports its own size limit as "Space limit exceeded: ..." or
-            // "Message too long"; anything else is a broken connection.
-            if text.contains("too long") || text.contains("limit exceeded") {
-                Raw::End(Ended::TooBig)
-            } else {
-                Raw::End(Ended::ClientClosed)
-            }
-        }
-        Ok(Message::Close(_)) => Raw::End(Ended::ClientClosed),
-        Ok(Message::Ping(_) | Message::Pong(_)) => Raw::Ignore,
-        Ok(Message::Binary(b)) if b.len() > MAX_CLIENT_MESSAGE_BYTES => Raw::End(Ended::TooBig),
-        Ok(Message::Binary(_)) => Raw::Reply(ServerMsg::Error {
-            code: ErrorCode::Unsupported,
-            message: "binary messages are not part of the protocol; send JSON text".into(),
-        }),
-        Ok(Message::Text(t)) if t.len() > MAX_CLIENT_MESSAGE_BYTES => Raw::End(Ended::TooBig),
-        Ok(Message::Text(t)) => Raw::Text(t),
-    }
-}
-
-/// Ends a session on `sink` the way `ended` says: for a share link its `error` message first,
-/// then the close frame (best effort: the peer may already be gone). Nothing for a client that
-/// left or a socket that failed.
-pub(super) async fn say_goodbye<S: Sink<Message> + Unpin>(sink: &mut S, ended: &Ended) {
-    let (code, reason, error) = match ended {
-        Ended::ServerShutdown => (CLOSE_GOING_AWAY, "server shutting down", None),
-        Ended::TooBig => (CLOSE_TOO_BIG, "message too big", None),
-        Ended::ShareRevoked => (
-            CLOSE_SHARE_ENDED,
-            "share link revoked",
-            Some((ErrorCode::ShareRevoked, "this link was revoked")),
-        ),
-        Ended::ShareExpired => (
-            CLOSE_SHARE_ENDED,
-            "share link expired",
-            Some((ErrorCode::ShareExpired, "this link has expired")),
-        ),
-        Ended::ClientClosed | Ended::WriteFailed => return,
-    };
-    if let Some((code, message)) = error {
-        let msg = ServerMsg::Error {
-            code,
-            message: message.into(),
-        };
-        if let Ok(text) = serde_json::to_string(&msg) {
-            let _ = tokio::time::timeout(
-                Duration::from_secs(1),
-                sink.send(Message::Text(text.into())),
-            )
-            .await;
-        }
-    }
-    let frame = CloseFrame {
-        code,
-        reason: Utf8Bytes::from_static(reason),
-    };
-    let _ = tokio::time::timeout(
-        Duration::from_secs(1),
-        sink.send(Message::Close(Some(frame))),
-    )
-    .await;
 }
