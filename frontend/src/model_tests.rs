@@ -154,10 +154,6 @@ fn hosts_are_keyed_by_the_servers_name_not_the_reported_hostname() {
 fn samples_keep_absent_values_absent() {
     let mut f = frame("a", 1, 1);
     f.gpus.push(Gpu {
-        index: 0,
-        uuid: Some("GPU-0".into()),
-        name: Some("H100".into()),
-        state: GpuState::Ok,
         memory: Some(GpuMemory {
             total_bytes: Bytes(1000),
             used_bytes: Bytes(250),
@@ -165,13 +161,7 @@ fn samples_keep_absent_values_absent() {
             free_bytes: Bytes(750),
         }),
         utilization_gpu_pct: Some(Percent(97.0)),
-        utilization_memory_pct: None,
-        temperature_c: None,
-        power_w: None,
-        power_limit_w: None,
-        processes: None,
-        processes_t_ms: None,
-        nvml_api: None,
+        ..Gpu::unread(0, Some("GPU-0".into()), Some("H100".into()), GpuState::Ok)
     });
     f.block_devices.push(BlockDevice {
         name: "vda".into(),
