@@ -1,6 +1,6 @@
 //! Evidence lists: each item as one sentence (`shared::diagnosis::words::evidence_text`) with its
-//! raw fields (metric, subject, value and unit, threshold, samples held of, window, held, detail)
-//! below. Used by the tree's details panel and by the findings.
+//! raw fields (metric, subject, value and unit, threshold, samples held of, window, hysteresis for
+//! `held`, detail) below. Used by the tree's details panel and by the findings.
 
 use crate::diag::{local_tz, wire_id};
 use crate::format::DASH;
@@ -34,7 +34,8 @@ pub fn evidence_fields(e: &Evidence, tz: Tz) -> Vec<(&'static str, String)> {
                 .map_or_else(dash, |(held, of)| format!("{held} of {of}")),
         ),
         ("window", e.window_s.map_or_else(dash, duration_text)),
-        ("held", held),
+        // Labelled by what it is: its text already starts "held since".
+        ("hysteresis", held),
         ("detail", e.detail.clone().unwrap_or_else(dash)),
     ]
 }
@@ -91,7 +92,7 @@ mod tests {
         assert_eq!(get("threshold").as_deref(), Some("≥ 90%"));
         assert_eq!(get("samples").as_deref(), Some("58 of 60"));
         assert_eq!(get("window").as_deref(), Some("60 s"));
-        assert_eq!(get("held").as_deref(), Some("—"));
+        assert_eq!(get("hysteresis").as_deref(), Some("—"));
         assert_eq!(get("detail").as_deref(), Some("—"));
         e.held = Some(Held {
             since_ms: 1_764_504_200_000,
@@ -101,12 +102,19 @@ mod tests {
         let f = evidence_fields(&e, Tz::UTC);
         let get = |k: &str| f.iter().find(|(l, _)| *l == k).map(|(_, v)| v.clone());
         assert_eq!(
-            get("held").as_deref(),
+            get("hysteresis").as_deref(),
             Some("held since 12:03 UTC, entered at 90%, clears below 85%")
         );
         let bare = Evidence::new(Metric::WriteRate);
         let f = evidence_fields(&bare, Tz::UTC);
-        for k in ["subject", "value", "threshold", "samples", "window", "held"] {
+        for k in [
+            "subject",
+            "value",
+            "threshold",
+            "samples",
+            "window",
+            "hysteresis",
+        ] {
             assert_eq!(
                 f.iter().find(|(l, _)| *l == k).map(|(_, v)| v.as_str()),
                 Some("—"),
