@@ -14,6 +14,10 @@ use std::io::{Read, Write};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// The words of the page every bad link gets (`share_routes::LINK_NOT_FOUND`), as the browser
+/// shows them.
+const LINK_DOES_NOT_WORK: &str = "This link does not work";
+
 fn one_gpu_script(my_pid: u32) -> String {
     format!(
         r#"{{"driver_version": "580.00", "devices": [
@@ -211,9 +215,10 @@ async fn token_url_cookie_restart_and_a_share_link_from_the_dialog() {
         ended >= Duration::from_secs(secs),
         "a {secs} s link ended after {ended:?}"
     );
+    assert!(vramio::http::share_routes::LINK_NOT_FOUND.contains(LINK_DOES_NOT_WORK));
     third.goto(&short).await.expect("open it again");
     let page = third.source().await.expect("source");
-    assert!(page.contains("This link does not work"), "{page}");
+    assert!(page.contains(LINK_DOES_NOT_WORK), "{page}");
 
     third.close().await.expect("close browser");
     drop(server);
@@ -297,7 +302,7 @@ async fn short_link_page(c: &Client) -> ShortLinkPage {
     let source = c.source().await.unwrap_or_default();
     if gate("#share-invalid").await
         || gate("#share-ended").await
-        || source.contains("This link does not work")
+        || source.contains(LINK_DOES_NOT_WORK)
     {
         return ShortLinkPage::Ended;
     }
