@@ -8,16 +8,20 @@
 use shared::Frame;
 use std::io::Write;
 
-/// A line that could not be read as a frame.
+/// A line that could not be read as a frame, or (without a line) a note about the whole file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BadLine {
-    pub line: usize,
+    /// 1-based; `None` for a note about the file as a whole (frames of other hosts skipped).
+    pub line: Option<usize>,
     pub reason: String,
 }
 
 impl std::fmt::Display for BadLine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "line {}: {}", self.line, self.reason)
+        match self.line {
+            Some(n) => write!(f, "line {n}: {}", self.reason),
+            None => f.write_str(&self.reason),
+        }
     }
 }
 
@@ -31,33 +35,68 @@ pub struct Parsed {
 /// Parses NDJSON text. Frames are sorted by time (several hosts: only the first host's frames are
 /// kept, and the others are reported, since a diagnosis is per host).
 pub fn parse(text: &str) -> Parsed {
-    let mut out = Parsed::default();
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i + 1;
-        let trimmed = line.trim();
+    let mut parsed = Parsed::default();
+    for (i, line) in text.split('\n').enumerate() {
+        parsed.line(i + 1, Ok(line));
+    }
+    parsed.finish()
+}
+
+/// Reads a recording line by line: a line that is not UTF-8 (a kill in the middle of a
+/// character) is one bad line, not a bad file. Fails only when the reader does.
+pub fn read(mut input: impl std::io::BufRead) -> std::io::Result<Parsed> {
+    let mut parsed = Parsed::default();
+    let mut buf = Vec::new();
+    let mut line_no = 0;
+    loop {
+        buf.clear();
+        if input.read_until(b'\n', &mut buf)? == 0 {
+            break;
+        }
+        line_no += 1;
+        parsed.line(line_no, std::str::from_utf8(&buf));
+    }
+    Ok(parsed.finish())
+}
+
+impl Parsed {
+    fn line(&mut self, line_no: usize, line: Result<&str, std::str::Utf8Error>) {
+        let trimmed = match line {
+            Ok(l) => l.trim(),
+            Err(e) => {
+                self.bad_lines.push(BadLine {
+                    line: Some(line_no),
+                    reason: format!("not UTF-8 text ({e})"),
+                });
+                return;
+            }
+        };
         if trimmed.is_empty() {
-            continue;
+            return;
         }
         match serde_json::from_str::<Frame>(trimmed) {
-            Ok(frame) => out.frames.push(frame),
-            Err(e) => out.bad_lines.push(BadLine {
-                line: line_no,
+            Ok(frame) => self.frames.push(frame),
+            Err(e) => self.bad_lines.push(BadLine {
+                line: Some(line_no),
                 reason: e.to_string(),
             }),
         }
     }
-    if let Some(host) = out.frames.first().map(|f| f.host.clone()) {
-        let others = out.frames.iter().filter(|f| f.host != host).count();
-        if others > 0 {
-            out.frames.retain(|f| f.host == host);
-            out.bad_lines.push(BadLine {
-                line: 0,
-                reason: format!("{others} frames of other hosts skipped (diagnosing {host})"),
-            });
+
+    fn finish(mut self) -> Parsed {
+        if let Some(host) = self.frames.first().map(|f| f.host.clone()) {
+            let others = self.frames.iter().filter(|f| f.host != host).count();
+            if others > 0 {
+                self.frames.retain(|f| f.host == host);
+                self.bad_lines.push(BadLine {
+                    line: None,
+                    reason: format!("{others} frames of other hosts skipped (diagnosing {host})"),
+                });
+            }
         }
+        self.frames.sort_by_key(|f| (f.t_ms, f.seq));
+        self
     }
-    out.frames.sort_by_key(|f| (f.t_ms, f.seq));
-    out
 }
 
 /// Keeps the frames within `window` of the newest one.
@@ -111,9 +150,30 @@ mod tests {
             vec![1, 2, 4]
         );
         assert_eq!(p.bad_lines.len(), 2);
-        assert_eq!(p.bad_lines[0].line, 3);
-        assert_eq!(p.bad_lines[1].line, 6);
+        assert_eq!(p.bad_lines[0].line, Some(3));
+        assert_eq!(p.bad_lines[1].line, Some(6));
         assert!(p.bad_lines[0].to_string().starts_with("line 3: "));
+    }
+
+    /// One byte that is not UTF-8 (a kill in the middle of a character) costs its line, not the
+    /// file: the reader goes on past it.
+    #[test]
+    fn a_line_that_is_not_utf8_is_one_bad_line() {
+        let mut bytes = Vec::new();
+        write_frame(&mut bytes, &Frame::empty("h", 1, 1000, 1000)).expect("write");
+        let mut broken = line(2, 2000, "h").into_bytes();
+        broken.truncate(10);
+        broken.extend_from_slice(&[0xe2, 0x82, b'\n']);
+        bytes.extend_from_slice(&broken);
+        write_frame(&mut bytes, &Frame::empty("h", 3, 3000, 1000)).expect("write");
+        let p = read(&bytes[..]).expect("reads");
+        assert_eq!(
+            p.frames.iter().map(|f| f.seq).collect::<Vec<_>>(),
+            vec![1, 3]
+        );
+        assert_eq!(p.bad_lines.len(), 1, "{:?}", p.bad_lines);
+        assert_eq!(p.bad_lines[0].line, Some(2));
+        assert!(p.bad_lines[0].reason.contains("UTF-8"), "{:?}", p.bad_lines);
     }
 
     #[test]
@@ -122,6 +182,12 @@ mod tests {
         let p = parse(&text);
         assert_eq!(p.frames.len(), 2);
         assert!(p.bad_lines[0].reason.contains("other hosts"));
+        assert_eq!(p.bad_lines[0].line, None);
+        assert!(
+            !p.bad_lines[0].to_string().contains("line"),
+            "a note about the file names no line: {}",
+            p.bad_lines[0]
+        );
     }
 
     #[test]

@@ -154,3 +154,154 @@ async fn a_link_for_one_host_shows_only_that_host() {
     assert!(saw_backfill);
     let _ = std::fs::remove_dir_all(root);
 }
+
+/// A link made for one host, opened after a restart in which that host is no longer a peer: it
+/// sees nothing (the link page's 404, 404s that name no host, close 4403 on `/ws`), never the
+/// rest of the fleet.
+#[tokio::test]
+async fn a_link_for_a_host_no_longer_served_sees_nothing() {
+    let root = std::env::temp_dir().join(format!("vramio-hub-share-gone-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let fleet_of = |names: &[&str]| {
+        let hubs: Vec<Hub> = names
+            .iter()
+            .map(|n| Hub::new(*n, TICK, HubConfig::for_interval(TICK)))
+            .collect();
+        for (i, h) in hubs.iter().enumerate() {
+            h.publish(Frame::empty(format!("os-{i}"), 0, 1_700_000_000_000, 100))
+                .expect("publish");
+        }
+        let auth = Auth::new(
+            Some(Token::from_trusted(TOKEN)),
+            Shares::open(StateDir::open(Some(&root)).expect("dir")),
+            false,
+            HostPolicy::loopback_only(),
+            None,
+        );
+        AppState::for_fleet(Fleet::new(hubs), auth)
+    };
+    let before = fleet_of(&["ssh://a", "gpu3:7575"]);
+    let (status, body) = call(
+        &before,
+        Method::POST,
+        "/api/shares",
+        None,
+        r#"{"host":"gpu3:7575"}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let info: shared::access::ShareInfo = serde_json::from_str(&body).expect("share");
+    let (_, rest) = info.url.rsplit_once("/s/").expect("/s/");
+    let (id, secret) = rest.split_once('#').expect("#");
+    let cookie = format!("vramio-7575-view={id}.{secret}");
+
+    // The hub restarts with gpu3 dropped (another peer in its place).
+    let after = fleet_of(&["ssh://a", "other:7575"]);
+    let (status, body) = call(&after, Method::GET, &format!("/s/{id}"), Some(&cookie), "").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(body, vramio::http::share_routes::LINK_NOT_FOUND);
+    for path in ["/api/snapshot", "/api/health", "/api/snapshot?host=ssh://a"] {
+        let (status, body) = call(&after, Method::GET, path, Some(&cookie), "").await;
+        assert!(
+            status == StatusCode::NOT_FOUND || status == StatusCode::FORBIDDEN,
+            "{path}: {status} {body}"
+        );
+        for name in ["ssh://a", "other", "os-0", "os-1"] {
+            assert!(!body.contains(name), "{path} names {name}: {body}");
+        }
+    }
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let router = app(after.clone());
+    tokio::spawn(async move { axum::serve(listener, router).await.expect("serve") });
+    let mut req = format!("ws://{addr}/ws")
+        .into_client_request()
+        .expect("req");
+    req.headers_mut()
+        .insert("cookie", cookie.parse().expect("cookie"));
+    req.headers_mut()
+        .insert("origin", "http://127.0.0.1:7575".parse().expect("origin"));
+    req.headers_mut()
+        .insert("host", "127.0.0.1:7575".parse().expect("host"));
+    let (mut ws, _) = tokio_tungstenite::connect_async(req)
+        .await
+        .expect("the upgrade is answered");
+    let mut close_code = None;
+    while let Some(msg) = tokio::time::timeout(Duration::from_secs(5), ws.next())
+        .await
+        .expect("in time")
+    {
+        match msg {
+            Ok(Message::Text(t)) => {
+                let msg: ServerMsg = serde_json::from_str(t.as_str()).expect("message");
+                assert!(
+                    matches!(msg, ServerMsg::Error { .. }),
+                    "sees nothing but why: {msg:?}"
+                );
+            }
+            Ok(Message::Close(Some(f))) => {
+                close_code = Some(u16::from(f.code));
+                break;
+            }
+            Ok(other) => panic!("unexpected {other:?}"),
+            Err(_) => break,
+        }
+    }
+    assert_eq!(close_code, Some(4403));
+    let _ = std::fs::remove_dir_all(root);
+}
+
+/// On a hub, `/api/health` and `/api/snapshot` without `?host=` answer for the whole fleet (they
+/// followed the first peer, so a liveness probe flapped with that one peer).
+#[tokio::test]
+async fn a_hubs_health_and_snapshot_cover_every_host() {
+    let hubs: Vec<Hub> = ["ssh://a", "b:7575"]
+        .iter()
+        .map(|n| Hub::new(*n, Duration::from_secs(60), HubConfig::for_interval(TICK)))
+        .collect();
+    hubs[1]
+        .publish(Frame::empty("os-1", 0, 1_700_000_000_000, 100))
+        .expect("publish");
+    hubs[0].set_link(shared::HostState::Down, Some("connection refused".into()));
+    let auth = Auth::new(
+        Some(Token::from_trusted(TOKEN)),
+        Shares::off("test"),
+        false,
+        HostPolicy::loopback_only(),
+        None,
+    );
+    let state = AppState::for_fleet(Fleet::new(hubs.clone()), auth);
+    let (status, body) = call(&state, Method::GET, "/api/health", None, "").await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the first peer down is not the hub down: {body}"
+    );
+    let health: serde_json::Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(health["status"], "degraded", "{body}");
+    assert_eq!(health["hosts_up"], 1, "{body}");
+    let names: Vec<&str> = health["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .filter_map(|h| h["name"].as_str())
+        .collect();
+    assert_eq!(names, ["ssh://a", "b:7575"]);
+
+    let (status, body) = call(&state, Method::GET, "/api/snapshot", None, "").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let snap: serde_json::Value = serde_json::from_str(&body).expect("json");
+    assert!(snap["hosts"]["ssh://a"].is_null(), "{body}");
+    assert_eq!(snap["hosts"]["b:7575"]["frame"]["host"], "os-1", "{body}");
+    let (status, body) = call(&state, Method::GET, "/api/snapshot?host=b:7575", None, "").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.starts_with(r#"{"frame":"#), "{body}");
+
+    hubs[1].set_link(shared::HostState::Down, Some("gone".into()));
+    let (status, body) = call(&state, Method::GET, "/api/health", None, "").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(body.contains(r#""status":"down""#), "{body}");
+}

@@ -227,3 +227,92 @@ fn a_headerless_csv_reads_with_its_field_list() {
     assert!(r.ok(), "{r:?}");
     assert!(r.stdout.contains("10 frames"), "{r:?}");
 }
+
+/// A log with a header and no rows gives no frames: the import fails and whatever `--out` held
+/// is left as it was (it was replaced by an empty file).
+#[test]
+fn an_import_of_no_rows_leaves_the_out_file_alone() {
+    let dir = TempDir::new("import-empty");
+    let empty = write(&dir, "gpu.csv", &gpu_csv(0, |_| 0, |_| 0));
+    let out = dir.join("run.ndjson");
+    std::fs::write(&out, "precious\n").expect("an earlier recording");
+    let out_s = out.to_string_lossy().into_owned();
+    let r = run(&["import", &empty, "--out", &out_s]);
+    assert!(!r.ok(), "{r:?}");
+    assert!(r.stderr.contains("no samples"), "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(&out).expect("still there"),
+        "precious\n"
+    );
+    assert!(
+        !dir.join("run.ndjson.partial").exists(),
+        "no temp file is left"
+    );
+}
+
+/// `record --out` over an existing file: refused without `--force` or `--append`, the file
+/// untouched; `--append` adds to it, `--force` replaces it.
+#[test]
+fn record_never_replaces_a_file_without_being_told() {
+    let dir = TempDir::new("record-existing");
+    let out = dir.join("run.ndjson");
+    std::fs::write(&out, "precious\n").expect("an earlier recording");
+    let out_s = out.to_string_lossy().into_owned();
+    let record = |extra: &[&str]| {
+        let mut args = vec![
+            "record",
+            "--out",
+            &out_s,
+            "--duration",
+            "300ms",
+            "--interval",
+            "100ms",
+        ];
+        args.extend(extra);
+        run(&args)
+    };
+    let r = record(&[]);
+    assert!(!r.ok(), "{r:?}");
+    assert!(
+        r.stderr.contains("--force") && r.stderr.contains("--append"),
+        "{r:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&out).expect("kept"), "precious\n");
+
+    let r = record(&["--append"]);
+    assert!(r.ok(), "{r:?}");
+    let text = std::fs::read_to_string(&out).expect("appended");
+    assert!(text.starts_with("precious\n"), "{text}");
+    assert!(text.lines().skip(1).count() >= 2, "{text}");
+    let both = record(&["--force", "--append"]);
+    assert_eq!(both.status.code(), Some(64), "{both:?}");
+
+    let r = record(&["--force"]);
+    assert!(r.ok(), "{r:?}");
+    let text = std::fs::read_to_string(&out).expect("replaced");
+    assert!(!text.contains("precious"), "{text}");
+    for line in text.lines() {
+        serde_json::from_str::<Frame>(line).expect("a frame per line");
+    }
+}
+
+/// A recording with one byte that is not UTF-8 (a kill in the middle of a character): `check
+/// --from` reads the rest and names the line, instead of refusing the file.
+#[test]
+fn check_reads_a_recording_with_a_bad_byte() {
+    let dir = TempDir::new("check-bad-byte");
+    let csv = write(&dir, "gpu.csv", &gpu_csv(20, |s| 10_000 + 100 * s, |_| 80));
+    let out = dir.join("run.ndjson");
+    let out_s = out.to_string_lossy().into_owned();
+    assert!(run(&["import", &csv, "--out", &out_s]).ok());
+    let (_, whole, _) = check(&[&out_s]);
+    let mut bytes = std::fs::read(&out).expect("recording");
+    let second_line = bytes.iter().position(|b| *b == b'\n').expect("lines") + 1;
+    bytes.insert(second_line + 5, 0xff);
+    std::fs::write(&out, &bytes).expect("damaged");
+    let (code, report, stderr) = check(&[&out_s]);
+    assert_ne!(code, 3, "{report} {stderr}");
+    assert_eq!(report["verdict"], whole["verdict"], "{report} {stderr}");
+    let all = format!("{report} {stderr}");
+    assert!(all.contains("line 2") && all.contains("UTF-8"), "{all}");
+}

@@ -277,10 +277,35 @@ fn metrics_public_opens_it_on_loopback_only() {
         "--state-dir",
         &dir.join("state2").to_string_lossy(),
     ]);
-    assert!(!refused.ok(), "{}", refused.last_line());
+    assert_eq!(refused.status.code(), Some(64), "{}", refused.stderr);
     assert!(
         refused.stderr.contains("--metrics-public") && refused.stderr.contains("loopback"),
         "{}",
         refused.stderr
     );
+    // Behind a reverse proxy (loopback bind, --public-url) anyone who reaches the proxy would
+    // read it: refused too.
+    for flag in ["--metrics-public", "--no-auth"] {
+        let refused = vramio_bin::run(&[
+            "serve",
+            flag,
+            "--public-url",
+            "https://gpu7.lab.example",
+            "--port",
+            "0",
+            "--state-dir",
+            &dir.join("state3").to_string_lossy(),
+        ]);
+        assert_eq!(
+            refused.status.code(),
+            Some(64),
+            "{flag}: {}",
+            refused.stderr
+        );
+        assert!(
+            refused.stderr.contains(flag) && refused.stderr.contains("gpu7.lab.example"),
+            "{}",
+            refused.stderr
+        );
+    }
 }

@@ -113,6 +113,17 @@ async fn a_recording_replays_in_order_behind_the_token() {
     )
     .await;
     assert_eq!(bad.status, 400, "{}", bad.text());
+    // A speed so slow that a frame's wait overflows a Duration (it killed the player thread).
+    let crawl = http(
+        s.authority(),
+        "POST",
+        "/api/replay",
+        &post_headers,
+        r#"{"speed":"1e-20"}"#,
+    )
+    .await;
+    assert_eq!(crawl.status, 400, "{}", crawl.text());
+    assert!(crawl.text().contains("at least"), "{}", crawl.text());
     let paused = http(
         s.authority(),
         "POST",

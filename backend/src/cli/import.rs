@@ -42,17 +42,23 @@ pub fn run(args: ImportArgs) -> anyhow::Result<()> {
         let _ = std::fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("cannot write {}", tmp.display()));
     }
+    for n in &notes {
+        eprintln!("vramio import: {n}");
+    }
+    // Nothing to write: whatever `--out` held stays as it was.
+    if frames == 0 {
+        let _ = std::fs::remove_file(&tmp);
+        anyhow::bail!(
+            "no samples in {}; {} left as it was",
+            list(&args.files),
+            args.out.display()
+        );
+    }
     out.flush()
         .and_then(|()| out.get_ref().sync_all())
         .with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, &args.out)
         .with_context(|| format!("cannot write {}", args.out.display()))?;
-    for n in &notes {
-        eprintln!("vramio import: {n}");
-    }
-    if frames == 0 {
-        anyhow::bail!("no samples in {}", list(&args.files));
-    }
     println!("{frames} frames written to {}", args.out.display());
     Ok(())
 }

@@ -20,14 +20,14 @@ use std::process::ExitCode;
 /// file), `check`'s 0-3, else 0 or 1.
 pub fn run(command: Command) -> ExitCode {
     let result = match command {
-        Command::Serve(args) if !args.bind.is_loopback() && args.no_auth => {
+        Command::Serve(args) if args.exposure_error().is_some() => {
             return open_to_all(&args);
         }
         Command::Serve(args) => match thresholds(args.diagnosis.thresholds.as_deref()) {
             Ok(t) => serve::run(args, Vec::new(), serve::Local::Sample, t),
             Err(code) => return code,
         },
-        Command::Hub(args) if !args.serve.bind.is_loopback() && args.serve.no_auth => {
+        Command::Hub(args) if args.serve.exposure_error().is_some() => {
             return open_to_all(&args.serve);
         }
         Command::Hub(args)
@@ -47,7 +47,7 @@ pub fn run(command: Command) -> ExitCode {
         Command::Check(args) => return check(args),
         Command::Record(args) => record(args),
         Command::Import(args) => import::run(args),
-        Command::Replay(args) if !args.serve.bind.is_loopback() && args.serve.no_auth => {
+        Command::Replay(args) if args.serve.exposure_error().is_some() => {
             return open_to_all(&args.serve);
         }
         Command::Replay(args) => match thresholds(args.serve.diagnosis.thresholds.as_deref()) {
@@ -91,14 +91,12 @@ fn thresholds(path: Option<&std::path::Path>) -> Result<shared::diagnosis::Thres
     })
 }
 
-/// `--no-auth` with a non-loopback `--bind`: refused, saying why.
+/// Flags that would open data to everyone who reaches the server
+/// ([`flags::ServeArgs::exposure_error`]): refused, saying why.
 fn open_to_all(args: &flags::ServeArgs) -> ExitCode {
-    eprintln!(
-        "vramio: refusing to listen on {} without authentication: anyone reaching that port \
-         would see this host's GPUs, processes and users. Drop --no-auth (the token keeps it \
-         private), or keep the loopback bind.",
-        args.bind
-    );
+    if let Some(why) = args.exposure_error() {
+        eprintln!("vramio: {why}");
+    }
     usage_error()
 }
 
@@ -142,6 +140,11 @@ fn record(args: RecordArgs) -> anyhow::Result<()> {
     let written = record::run(
         record::RecordOptions {
             out: args.out,
+            existing: match (args.force, args.append) {
+                (true, _) => record::Existing::Replace,
+                (_, true) => record::Existing::Append,
+                _ => record::Existing::Refuse,
+            },
             duration: args.duration,
             interval: args.sampling.interval,
             nvml_lib: args.sampling.nvml_lib,

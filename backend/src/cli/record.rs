@@ -10,8 +10,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// What to do with an `--out` that exists already.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existing {
+    /// Refuse (the default: a recording is never lost by accident).
+    Refuse,
+    /// `--force`: replace it.
+    Replace,
+    /// `--append`: add to its end.
+    Append,
+}
+
 pub struct RecordOptions {
     pub out: PathBuf,
+    pub existing: Existing,
     pub duration: Option<Duration>,
     pub interval: Duration,
     pub nvml_lib: Option<PathBuf>,
@@ -20,7 +32,7 @@ pub struct RecordOptions {
 
 /// Records until done; returns how many frames were written.
 pub fn run(opts: RecordOptions, stop: Arc<Stop>) -> anyhow::Result<u64> {
-    let file = create(&opts.out)?;
+    let file = create(&opts.out, opts.existing)?;
     let mut out = std::io::BufWriter::new(file);
     let mut sampler = Sampler::new(
         Sources::system_default(opts.nvml_lib.clone()),
@@ -43,6 +55,23 @@ pub fn run(opts: RecordOptions, stop: Arc<Stop>) -> anyhow::Result<u64> {
     Ok(written)
 }
 
-fn create(path: &Path) -> anyhow::Result<std::fs::File> {
-    std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))
+/// Opens `path` for writing as `existing` says; an existing file without `--force` or
+/// `--append` is an error that says both.
+fn create(path: &Path, existing: Existing) -> anyhow::Result<std::fs::File> {
+    let mut open = std::fs::OpenOptions::new();
+    match existing {
+        Existing::Refuse => open.write(true).create_new(true),
+        Existing::Replace => open.write(true).create(true).truncate(true),
+        Existing::Append => open.append(true).create(true),
+    };
+    open.open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            anyhow::anyhow!(
+                "{} exists: give --force to replace it or --append to add to it",
+                path.display()
+            )
+        } else {
+            anyhow::Error::new(e).context(format!("cannot create {}", path.display()))
+        }
+    })
 }

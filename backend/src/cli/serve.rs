@@ -101,13 +101,8 @@ async fn serve_async(
         Some(file) => Some(Token::from_file(file).context("--metrics-token-file")?),
         None => None,
     };
-    if args.metrics.metrics_public && args.listen.is_none() && !args.bind.is_loopback() {
-        anyhow::bail!(
-            "--metrics-public serves /metrics without a token, so only on loopback (--bind \
-             127.0.0.1 or ::1) or a Unix socket (--listen unix:PATH), not on {}; give \
-             Prometheus a token instead: --metrics-token-file FILE",
-            args.bind
-        );
+    if let Some(why) = args.exposure_error() {
+        anyhow::bail!(why);
     }
 
     // Bind before any thread starts: the Unix socket is made under a narrowed umask.

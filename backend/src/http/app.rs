@@ -203,33 +203,37 @@ async fn ws(
                 sessions
                     .track_future(async move {
                         let _permit = permit;
-                        // A hub's link for one host shows that host alone.
-                        let scoped = lease
-                            .as_ref()
-                            .and_then(|l| l.grant.host.as_deref())
-                            .and_then(|h| state.fleet.find(h).map(|(_, hub)| hub.clone()));
-                        let ended = if scoped.is_none() && state.fleet.len() > 1 {
-                            let params = MultiParams {
-                                fleet: state.fleet.clone(),
-                                version: env!("CARGO_PKG_VERSION"),
-                                since_seq: q.since_seq,
-                                cancel: state.shutdown.clone(),
-                                lease,
-                                show_users,
-                            };
-                            multi::run(params, sink, stream).await
-                        } else {
-                            let params = SessionParams {
-                                hub: scoped.unwrap_or_else(|| state.hub.clone()),
-                                version: env!("CARGO_PKG_VERSION"),
-                                since_seq: q.since_seq,
-                                cancel: state.shutdown.clone(),
-                                lease,
-                                show_users,
-                                greet: true,
-                                samples: false,
-                            };
-                            session::run(params, sink, stream).await
+                        let ended = match pick_session(&state, lease.as_ref()) {
+                            Pick::Nothing => {
+                                let mut sink = sink;
+                                let ended = session::Ended::HostGone;
+                                session::say_goodbye(&mut sink, &ended).await;
+                                ended
+                            }
+                            Pick::Fleet => {
+                                let params = MultiParams {
+                                    fleet: state.fleet.clone(),
+                                    version: env!("CARGO_PKG_VERSION"),
+                                    since_seq: q.since_seq,
+                                    cancel: state.shutdown.clone(),
+                                    lease,
+                                    show_users,
+                                };
+                                multi::run(params, sink, stream).await
+                            }
+                            Pick::One(hub) => {
+                                let params = SessionParams {
+                                    hub,
+                                    version: env!("CARGO_PKG_VERSION"),
+                                    since_seq: q.since_seq,
+                                    cancel: state.shutdown.clone(),
+                                    lease,
+                                    show_users,
+                                    greet: true,
+                                    samples: false,
+                                };
+                                session::run(params, sink, stream).await
+                            }
                         };
                         tracing::debug!(?ended, "websocket session ended");
                     })
@@ -238,8 +242,29 @@ async fn ws(
         })
 }
 
-/// `{"frame": <latest frame>, "diagnosis": <latest diagnosis>}`, from the encodings the hub
-/// already holds (the diagnosis is absent until the first one is made).
+/// What a `/ws` upgrade is served.
+enum Pick {
+    /// Every host, in one multi-host session.
+    Fleet,
+    /// One host's session.
+    One(Hub),
+    /// A link for one host that is not served here: it sees nothing (close 4403).
+    Nothing,
+}
+
+/// Chooses the session for an upgrade: a link for one host gets that host or nothing (never the
+/// fleet: a scoped grant fails closed); anyone else gets every host on a hub, the host on `serve`.
+fn pick_session(state: &AppState, lease: Option<&ViewLease>) -> Pick {
+    match lease.and_then(|l| l.grant.host.as_deref()) {
+        Some(h) => match state.fleet.find(h) {
+            Some((_, hub)) => Pick::One(hub.clone()),
+            None => Pick::Nothing,
+        },
+        None if state.fleet.len() > 1 => Pick::Fleet,
+        None => Pick::One(state.hub.clone()),
+    }
+}
+
 /// The one host a viewer's link is limited to.
 fn scoped_host(granted: &Granted) -> Option<&str> {
     match &granted.0 {
@@ -251,6 +276,22 @@ fn scoped_host(granted: &Granted) -> Option<&str> {
 #[derive(Deserialize)]
 struct HostQuery {
     host: Option<String>,
+}
+
+/// The host a link for one host is limited to, or a 404 that names no host: the link's host is
+/// not served here, and such a link sees nothing.
+fn scoped_hub(state: &AppState, host: &str) -> Result<Hub, Box<Response>> {
+    state
+        .fleet
+        .find(host)
+        .map(|(_, h)| h.clone())
+        .ok_or_else(|| {
+            Box::new(error_response(
+                StatusCode::NOT_FOUND,
+                "unknown_host",
+                "the host this link shows is not served here",
+            ))
+        })
 }
 
 /// The host a `?host=` names (the first host without one), or a 404 that lists the hosts.
@@ -284,30 +325,66 @@ async fn snapshot(
             "this link shows one host",
         );
     }
-    let hub = match pick_host(&state, q.host.as_deref().or(scope)) {
+    // A hub asked for no host in particular answers for every host.
+    if scope.is_none() && q.host.is_none() && state.fleet.len() > 1 {
+        return fleet_snapshot(&state, show_users);
+    }
+    let picked = match scope {
+        Some(s) => scoped_hub(&state, s),
+        None => pick_host(&state, q.host.as_deref()),
+    };
+    let hub = match picked {
         Ok(h) => h,
         Err(resp) => return *resp,
     };
-    match hub.latest() {
-        Some(entry) => {
-            let diagnosis = hub.latest_diagnosis();
-            let frame = entry.frame_json_for(show_users);
-            let mut body = String::with_capacity(frame.len() + 4096);
-            body.push_str(r#"{"frame":"#);
-            body.push_str(frame);
-            if let Some(d) = &diagnosis {
-                body.push_str(r#","diagnosis":"#);
-                body.push_str(d.diagnosis_json());
-            }
-            body.push('}');
-            ([(header::CONTENT_TYPE, "application/json")], body).into_response()
-        }
-        None => error_response(
+    let mut body = String::new();
+    if host_snapshot(&hub, show_users, &mut body) {
+        ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+    } else {
+        error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             "no_frame_yet",
             "the first sample has not been taken yet; retry in a second",
-        ),
+        )
     }
+}
+
+/// Appends `{"frame": <latest frame>, "diagnosis": <latest diagnosis>}` of `hub` to `body`, from
+/// the encodings the hub already holds (the diagnosis is absent until the first one is made);
+/// false, with nothing appended, before the host's first frame.
+fn host_snapshot(hub: &Hub, show_users: bool, body: &mut String) -> bool {
+    let Some(entry) = hub.latest() else {
+        return false;
+    };
+    let diagnosis = hub.latest_diagnosis();
+    let frame = entry.frame_json_for(show_users);
+    body.reserve(frame.len() + 4096);
+    body.push_str(r#"{"frame":"#);
+    body.push_str(frame);
+    if let Some(d) = &diagnosis {
+        body.push_str(r#","diagnosis":"#);
+        body.push_str(d.diagnosis_json());
+    }
+    body.push('}');
+    true
+}
+
+/// A hub's `/api/snapshot` without `?host=`: `{"hosts": {NAME: {"frame", "diagnosis"} | null}}`,
+/// every host served (`null` before a host's first frame).
+fn fleet_snapshot(state: &AppState, show_users: bool) -> Response {
+    let mut body = String::from(r#"{"hosts":{"#);
+    for (i, hub) in state.fleet.hubs().iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str(&serde_json::Value::from(hub.host()).to_string());
+        body.push(':');
+        if !host_snapshot(hub, show_users, &mut body) {
+            body.push_str("null");
+        }
+    }
+    body.push_str("}}");
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 /// How long `POST /api/replay` waits for a jump to be made.
@@ -370,7 +447,14 @@ async fn steer_replay(
 
 async fn health(State(state): State<AppState>, Extension(granted): Extension<Granted>) -> Response {
     let scope = scoped_host(&granted);
-    let hub = match pick_host(&state, scope) {
+    if scope.is_none() && state.fleet.len() > 1 {
+        return fleet_health(&state);
+    }
+    let picked = match scope {
+        Some(s) => scoped_hub(&state, s),
+        None => pick_host(&state, None),
+    };
+    let hub = match picked {
         Ok(h) => h,
         Err(resp) => return *resp,
     };
@@ -381,15 +465,7 @@ async fn health(State(state): State<AppState>, Extension(granted): Extension<Gra
         .hubs()
         .iter()
         .filter(|h| scope.is_none_or(|s| s == h.host()))
-        .map(|h| {
-            let (state, age, error) = h.host_status();
-            json!({
-                "name": h.host(),
-                "state": state,
-                "error": error,
-                "last_frame_age_ms": age.map(|a| a.as_millis() as u64),
-            })
-        })
+        .map(host_health)
         .collect();
     let body = json!({
         "hosts": hosts,
@@ -407,6 +483,44 @@ async fn health(State(state): State<AppState>, Extension(granted): Extension<Gra
         shared::HostState::Up => StatusCode::OK,
         _ => StatusCode::SERVICE_UNAVAILABLE,
     };
+    (code, Json(body)).into_response()
+}
+
+/// One host's line in `/api/health`'s `hosts`.
+fn host_health(h: &Hub) -> serde_json::Value {
+    let (state, age, error) = h.host_status();
+    json!({
+        "name": h.host(),
+        "state": state,
+        "error": error,
+        "last_frame_age_ms": age.map(|a| a.as_millis() as u64),
+    })
+}
+
+/// A hub's `/api/health`: the whole fleet, so a liveness probe does not follow one peer. 200
+/// while at least one host is up (`status` `up` when all are, else `degraded`), 503 when none is
+/// (`down`).
+fn fleet_health(state: &AppState) -> Response {
+    let hubs = state.fleet.hubs();
+    let up = hubs
+        .iter()
+        .filter(|h| h.host_state().0 == shared::HostState::Up)
+        .count();
+    let (status, code) = match up {
+        0 => ("down", StatusCode::SERVICE_UNAVAILABLE),
+        n if n == hubs.len() => ("up", StatusCode::OK),
+        _ => ("degraded", StatusCode::OK),
+    };
+    let body = json!({
+        "hosts": hubs.iter().map(host_health).collect::<Vec<_>>(),
+        "status": status,
+        "hosts_up": up,
+        "version": env!("CARGO_PKG_VERSION"),
+        "protocol": shared::PROTOCOL_VERSION,
+        "uptime_s": state.started.elapsed().as_secs(),
+        "viewers": MAX_VIEWERS - state.viewers.available_permits(),
+        "frontend_bundle": super::assets::has_bundle(),
+    });
     (code, Json(body)).into_response()
 }
 

@@ -35,6 +35,14 @@ pub async fn link_page(State(state): State<AppState>, uri: axum::http::Uri) -> R
     // (`%ff`) must get the same 404 as any other bad link, not a 400.
     let id = uri.path().strip_prefix("/s/").unwrap_or("");
     match state.auth.shares().standing(id, now_ms()) {
+        // A link for one host whose host is no longer served shows nothing (fail closed).
+        Standing::Active(g)
+            if g.host
+                .as_deref()
+                .is_some_and(|h| state.fleet.find(h).is_none()) =>
+        {
+            link_not_found()
+        }
         Standing::Active(_) => super::assets::serve_index().await,
         Standing::Expired | Standing::Gone => link_not_found(),
     }

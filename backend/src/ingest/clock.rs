@@ -76,11 +76,13 @@ fn zone(s: &str) -> Option<i64> {
         _ => return None,
     };
     let digits: String = s[1..].chars().filter(|c| *c != ':').collect();
-    if digits.len() != 4 {
+    // Four ASCII digits, checked before slicing: a zone holding a multi-byte character (`+1é0`)
+    // is four bytes long too.
+    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let h: i64 = num(&digits[..2])?;
-    let m: i64 = num(&digits[2..])?;
+    let h: i64 = num(digits.get(..2)?)?;
+    let m: i64 = num(digits.get(2..)?)?;
     Some(sign * (h * 3600 + m * 60))
 }
 
@@ -246,6 +248,21 @@ mod tests {
             "\u{0}",
             "20231305 12:00:01",
             "2023010 12:00:01",
+        ] {
+            assert_eq!(parse(text), None, "{text}");
+        }
+    }
+
+    /// A zone whose text holds a multi-byte character is no zone (it panicked: "byte index is
+    /// not a char boundary").
+    #[test]
+    fn a_zone_with_a_multibyte_character_is_none() {
+        for text in [
+            "2023-01-05T12:00:01+1é0",
+            "2023-01-05 12:00:01 +1é0",
+            "01/05/2023 12:00:01 -é00",
+            "2023-01-05T12:00:01+0é",
+            "2023-01-05 12:00:01 +日本",
         ] {
             assert_eq!(parse(text), None, "{text}");
         }

@@ -48,15 +48,14 @@ fn recorded(paths: &[&PathBuf], mut emit: impl FnMut(Frame)) -> Vec<String> {
     let mut notes = Vec::new();
     for path in paths {
         notes.push(format!("{}: read as a vramio recording", path.display()));
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
-                let parsed = crate::ndjson::parse(&text);
-                notes.extend(
-                    parsed
-                        .bad_lines
-                        .iter()
-                        .map(|b| format!("{}:{}: {}", path.display(), b.line, b.reason)),
-                );
+        match std::fs::File::open(path)
+            .and_then(|f| crate::ndjson::read(std::io::BufReader::new(f)))
+        {
+            Ok(parsed) => {
+                notes.extend(parsed.bad_lines.iter().map(|b| match b.line {
+                    Some(n) => format!("{}:{n}: {}", path.display(), b.reason),
+                    None => format!("{}: {}", path.display(), b.reason),
+                }));
                 frames.extend(parsed.frames);
             }
             Err(e) => notes.push(format!("{}: {e}", path.display())),

@@ -160,9 +160,9 @@ fn from_files(opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String>), String> 
 }
 
 fn from_file(path: &Path) -> Result<(Vec<Frame>, Vec<String>), String> {
-    let text = std::fs::read_to_string(path)
+    let parsed = std::fs::File::open(path)
+        .and_then(|f| ndjson::read(std::io::BufReader::new(f)))
         .map_err(|e| format!("cannot read recording {}: {e}", path.display()))?;
-    let parsed = ndjson::parse(&text);
     let mut notes: Vec<String> = Vec::new();
     if !parsed.bad_lines.is_empty() {
         let shown: Vec<String> = parsed

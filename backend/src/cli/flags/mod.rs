@@ -102,9 +102,16 @@ pub const DEFAULT_CHECK_WINDOW: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, Args)]
 pub struct RecordArgs {
-    /// File to write (replaced if it exists).
+    /// File to write. An existing file is refused unless --force (replace it) or --append (add
+    /// to it) says what to do with it.
     #[arg(long, env = "VRAMIO_OUT", value_name = "FILE")]
     pub out: PathBuf,
+    /// Replace --out if it exists.
+    #[arg(long, conflicts_with = "append")]
+    pub force: bool,
+    /// Add to the end of --out if it exists (a recording may hold several runs).
+    #[arg(long)]
+    pub append: bool,
     /// Stop after this long (default: until Ctrl-C).
     #[arg(long, env = "VRAMIO_DURATION", value_parser = parse_window)]
     pub duration: Option<Duration>,

@@ -137,6 +137,54 @@ pub struct ServeArgs {
     pub sampling: SamplingArgs,
 }
 
+impl ServeArgs {
+    /// Refuses the flags that open data to everyone who reaches the server, where more than
+    /// this host's users can reach it: `--no-auth` anywhere but a loopback `--bind` without
+    /// `--public-url`; `--metrics-public` anywhere but loopback or a Unix socket without
+    /// `--public-url`. A `--public-url` means a proxy or a LAN name forwards other machines'
+    /// requests to this server, so loopback no longer bounds who reaches it. Every local user can
+    /// reach loopback (the README's security section says so); that is the exposure these two
+    /// flags accept.
+    pub fn exposure_error(&self) -> Option<String> {
+        let proxied = self.public_url.as_deref();
+        if self.no_auth {
+            if let Some(url) = proxied {
+                return Some(format!(
+                    "refusing --no-auth with --public-url {url}: whoever reaches that address \
+                     would see this host's GPUs, processes and users. Drop --no-auth (the token \
+                     keeps it private)."
+                ));
+            }
+            if self.listen.is_none() && !self.bind.is_loopback() {
+                return Some(format!(
+                    "refusing to listen on {} without authentication: anyone reaching that port \
+                     would see this host's GPUs, processes and users. Drop --no-auth (the token \
+                     keeps it private), or keep the loopback bind.",
+                    self.bind
+                ));
+            }
+        }
+        if self.metrics.metrics_public {
+            if let Some(url) = proxied {
+                return Some(format!(
+                    "refusing --metrics-public with --public-url {url}: /metrics would be open \
+                     to whoever reaches that address; give Prometheus a token instead: \
+                     --metrics-token-file FILE"
+                ));
+            }
+            if self.listen.is_none() && !self.bind.is_loopback() {
+                return Some(format!(
+                    "--metrics-public serves /metrics without a token, so only on loopback \
+                     (--bind 127.0.0.1 or ::1) or a Unix socket (--listen unix:PATH), not on {}; \
+                     give Prometheus a token instead: --metrics-token-file FILE",
+                    self.bind
+                ));
+            }
+        }
+        None
+    }
+}
+
 /// A host name as shown in pages and used in `subscribe`: printable, no control characters, at
 /// most 128 bytes.
 fn parse_name(s: &str) -> Result<String, String> {

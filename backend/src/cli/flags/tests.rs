@@ -149,3 +149,47 @@ fn access_and_listen_flags() {
 fn bad_bind_is_refused() {
     assert!(parse(&["--bind", "localhost:80"]).is_err());
 }
+
+fn serve_args(args: &[&str]) -> ServeArgs {
+    match parse(args).expect("parses").into_command() {
+        Command::Serve(s) => s,
+        _ => panic!("serve"),
+    }
+}
+
+/// `--no-auth` and `--metrics-public` are refused wherever more than this host's users reach the
+/// server: a non-loopback bind, or a reverse proxy / LAN name (`--public-url`) in front of a
+/// loopback bind.
+#[test]
+fn open_flags_are_refused_behind_a_public_url_too() {
+    let proxied = ["--public-url", "https://gpu7.lab.example"];
+    for flag in ["--no-auth", "--metrics-public"] {
+        let on_loopback = serve_args(&["serve", flag]);
+        assert_eq!(on_loopback.exposure_error(), None, "{flag} on loopback");
+        let mut args = vec!["serve", flag];
+        args.extend(proxied);
+        let why = serve_args(&args)
+            .exposure_error()
+            .unwrap_or_else(|| panic!("{flag} behind --public-url is refused"));
+        assert!(
+            why.contains(flag) && why.contains("gpu7.lab.example"),
+            "{why}"
+        );
+        let why = serve_args(&["serve", flag, "--bind", "0.0.0.0"])
+            .exposure_error()
+            .unwrap_or_else(|| panic!("{flag} on 0.0.0.0 is refused"));
+        assert!(why.contains("0.0.0.0"), "{why}");
+    }
+    let unix = serve_args(&["serve", "--metrics-public", "--listen", "unix:/tmp/v.sock"]);
+    assert_eq!(
+        unix.exposure_error(),
+        None,
+        "a Unix socket is this host's alone"
+    );
+    let plain = serve_args(&["serve", "--public-url", "https://gpu7.lab.example"]);
+    assert_eq!(
+        plain.exposure_error(),
+        None,
+        "auth on: a public URL is fine"
+    );
+}

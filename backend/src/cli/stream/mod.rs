@@ -106,7 +106,9 @@ async fn sample(args: StreamArgs, thresholds: shared::diagnosis::Thresholds) -> 
             session::WRITE_TIMEOUT
         ),
         Ended::TooBig => bail!("a line on stdin is over {MAX_CLIENT_MESSAGE_BYTES} bytes"),
-        Ended::ShareRevoked | Ended::ShareExpired => bail!("the stream ended: {ended:?}"),
+        Ended::ShareRevoked | Ended::ShareExpired | Ended::HostGone => {
+            bail!("the stream ended: {ended:?}")
+        }
     }
 }
 

@@ -51,6 +51,8 @@ pub enum Ended {
     WriteFailed,
     ShareRevoked,
     ShareExpired,
+    /// A link for one host whose host is not served here: it sees nothing.
+    HostGone,
 }
 
 /// What the session needs besides the socket.

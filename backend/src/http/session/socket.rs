@@ -67,6 +67,14 @@ pub async fn say_goodbye<S: Sink<Message> + Unpin>(sink: &mut S, ended: &Ended) 
             "share link expired",
             Some((ErrorCode::ShareExpired, "this link has expired")),
         ),
+        Ended::HostGone => (
+            CLOSE_SHARE_ENDED,
+            "this link's host is not served here",
+            Some((
+                ErrorCode::ShareRevoked,
+                "the host this link shows is not served here",
+            )),
+        ),
         Ended::ClientClosed | Ended::WriteFailed => return,
     };
     if let Some((code, message)) = error {

@@ -27,6 +27,12 @@ pub enum Speed {
     Max,
 }
 
+/// Slowest replay: a hundredth of real time (a minute between frames at 1 Hz). Slower speeds are
+/// of no use, and tiny ones overflow the wait between two frames.
+pub const MIN_SPEED: f64 = 0.01;
+/// Fastest paced replay (`max` plays with no pacing at all).
+pub const MAX_SPEED: f64 = 100_000.0;
+
 impl Speed {
     /// `1`, `10x`, `60`, `max`.
     pub fn parse(s: &str) -> Result<Speed, String> {
@@ -38,9 +44,9 @@ impl Speed {
             .trim_end_matches(['x', 'X'])
             .parse()
             .map_err(|_| format!("`{s}` is not a speed like 1, 10x, 60 or max"))?;
-        if !(n.is_finite() && n > 0.0 && n <= 100_000.0) {
+        if !(n.is_finite() && (MIN_SPEED..=MAX_SPEED).contains(&n)) {
             return Err(format!(
-                "`{s}`: the speed must be above 0 and at most 100000"
+                "`{s}`: the speed must be at least {MIN_SPEED} and at most {MAX_SPEED}"
             ));
         }
         Ok(Speed::Times(n))

@@ -182,11 +182,10 @@ impl Speed {
         match self {
             Speed::Max => Duration::ZERO,
             Speed::Times(x) => {
-                let d = Duration::from_secs_f64(gap_ms as f64 / 1000.0 / x);
-                if d > Duration::from_secs(60) {
-                    Duration::from_secs(1)
-                } else {
-                    d
+                // `try_`: a speed made other than by `parse` must not panic the player either.
+                match Duration::try_from_secs_f64(gap_ms as f64 / 1000.0 / x) {
+                    Ok(d) if d <= Duration::from_secs(60) => d,
+                    _ => Duration::from_secs(1),
                 }
             }
         }

@@ -9,9 +9,18 @@ fn speeds_parse_and_pace() {
     assert_eq!(Speed::parse("10x"), Ok(Speed::Times(10.0)));
     assert_eq!(Speed::parse("60"), Ok(Speed::Times(60.0)));
     assert_eq!(Speed::parse("MAX"), Ok(Speed::Max));
-    for bad in ["0", "-1", "fast", "inf", "NaN", "1e9"] {
+    for bad in [
+        "0", "-1", "fast", "inf", "NaN", "1e9", "1e-20", "0.001x", "1e-300",
+    ] {
         assert!(Speed::parse(bad).is_err(), "{bad}");
     }
+    assert_eq!(Speed::parse("0.01x"), Ok(Speed::Times(0.01)));
+    // A speed that did not come through `parse` still paces (it panicked the player thread).
+    assert_eq!(Speed::Times(1e-20).wait(1000), Duration::from_secs(1));
+    assert_eq!(
+        Speed::Times(f64::MIN_POSITIVE).wait(u64::MAX),
+        Duration::from_secs(1)
+    );
     assert_eq!(Speed::Times(10.0).wait(1000), Duration::from_millis(100));
     assert_eq!(Speed::Max.wait(1000), Duration::ZERO);
     assert_eq!(Speed::Times(1.0).wait(3_600_000), Duration::from_secs(1));
