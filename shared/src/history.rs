@@ -70,10 +70,20 @@ impl Sample {
     }
 }
 
-/// A figure as the wire carries it: rounded to 0.01, and only if finite.
+/// From this magnitude on a figure is sent as it is: an f64 there has no hundredths to round to
+/// (its spacing nears 0.01), and scaling it by 100 would change its last bits, or near the f64
+/// limit overflow to infinity, which JSON writes as `null` (a reading lost).
+const ROUNDED_BELOW: f64 = (1u64 << 51) as f64 / 100.0;
+
+/// A figure as the wire carries it: rounded to 0.01 (see [`ROUNDED_BELOW`]), and only if finite.
 fn wire(v: Option<f64>) -> Option<f64> {
-    v.filter(|v| v.is_finite())
-        .map(|v| (v * 100.0).round() / 100.0)
+    v.filter(|v| v.is_finite()).map(|v| {
+        if v.abs() < ROUNDED_BELOW {
+            (v * 100.0).round() / 100.0
+        } else {
+            v
+        }
+    })
 }
 
 impl Serialize for GpuSample {
@@ -156,5 +166,24 @@ mod tests {
         ] {
             assert!(serde_json::from_str::<Sample>(bad).is_err(), "{bad}");
         }
+    }
+
+    /// A figure above `f64::MAX / 100` overflowed to infinity when rounded, and came back
+    /// `None`: a reading lost on the wire. Found by `tests/prop_history.rs`.
+    #[test]
+    fn a_figure_near_the_f64_limit_is_not_lost() {
+        let s = Sample {
+            seq: 1,
+            t_ms: 1,
+            gpus: vec![GpuSample {
+                index: 0,
+                mem_pct: Some(f64::MAX),
+                util_pct: Some(-f64::MAX),
+            }],
+            disks: Vec::new(),
+        };
+        let json = serde_json::to_string(&s).expect("json");
+        let back: Sample = serde_json::from_str(&json).expect("parses");
+        assert_eq!(back, s, "{json}");
     }
 }

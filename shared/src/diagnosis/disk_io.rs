@@ -67,14 +67,16 @@ pub(crate) fn disk_io(ctx: &Ctx<'_>, disks: &DiskSeries, sys: &SystemSeries) -> 
             let slow = med > th.await_baseline_ratio * p10
                 && med > th.await_min_ms
                 && queue.is_some_and(|q| q >= th.queue_min);
+            // Capped at the largest f64: a baseline near it (a broken recording) would make the
+            // level infinite, which JSON writes as `null` and no reader takes for a number.
+            let level = (th.await_baseline_ratio * p10)
+                .max(th.await_min_ms)
+                .min(f64::MAX);
             let mut ev = ctx.ev(
                 Metric::RAwaitMedian,
                 dev,
                 Some(med),
-                Some((
-                    Comparison::Gt,
-                    (th.await_baseline_ratio * p10).max(th.await_min_ms),
-                )),
+                Some((Comparison::Gt, level)),
             );
             ev.detail = Some(format!(
                 "lowest decile {p10:.1} ms; median queue {}",

@@ -914,3 +914,25 @@ fn ids_are_the_serde_names() {
         assert_eq!(wire(serde_json::json!(s)).as_deref(), Some(s.id()));
     }
 }
+
+/// An `r_await` near the f64 limit (a broken or hostile recording; JSON carries it) made the
+/// await level `await_baseline_ratio` times it: infinite, which JSON writes as `null`, so no
+/// page could read the diagnosis. Found by `tests/prop_diagnose.rs`.
+#[test]
+fn an_await_near_the_f64_limit_keeps_the_diagnosis_readable() {
+    let d = run(&window(3, |_, f| {
+        starved_util(f, 30.0);
+        f.block_devices[0].r_await_ms = Some(f64::MAX);
+    }));
+    let level = d
+        .path
+        .iter()
+        .flat_map(|n| &n.evidence)
+        .find(|e| e.metric == Metric::RAwaitMedian)
+        .and_then(|e| e.threshold)
+        .expect("the await was compared");
+    assert!(level.value.is_finite(), "{level:?}");
+    let json = serde_json::to_string(&d).expect("serializes");
+    let back: Result<Diagnosis, _> = serde_json::from_str(&json);
+    assert!(back.is_ok(), "{back:?}: {json}");
+}

@@ -1,0 +1,287 @@
+//! Strategies for what goes on the wire besides frames: a [`Diagnosis`] of any shape (not only
+//! one `diagnose` makes), [`HostSummary`], chart [`Sample`]s and every [`ServerMsg`] and
+//! [`ClientMsg`] variant.
+
+use super::frame::frame;
+use super::{Floats, float, int, int32, name, one_of, opt};
+use proptest::collection::{btree_map, vec};
+use proptest::prelude::*;
+use shared::diagnosis::{
+    Diagnosis, Evidence, Finding, Held, NoDataCause, PathNode, Projection, Suggestion, Threshold,
+};
+use shared::history::{DiskSample, GpuSample, Sample};
+use shared::summary::{DiskBrief, GpuBrief};
+use shared::{ClientMsg, HostSummary, ServerMsg};
+
+static SUBJECTS: [&str; 4] = ["gpu 0", "gpu 1", "/data", "nvme0n1"];
+static HOSTS: [&str; 4] = ["gpu-node-7", "ssh://gpu1", "gpu2:7575", ""];
+static TEXT: [&str; 3] = [
+    "GPU is lost (NVML_ERROR_GPU_IS_LOST)",
+    "no frame for 3.2 s",
+    "",
+];
+
+fn evidence(f: Floats) -> impl Strategy<Value = Evidence> {
+    let threshold = (one_of(), float(f, 0.0..100.0))
+        .prop_map(|(comparison, value)| Threshold { comparison, value });
+    let held = (int(0..u64::MAX), float(f, 0.0..100.0), float(f, 0.0..100.0)).prop_map(
+        |(since_ms, entered_at, clears_at)| Held {
+            since_ms,
+            entered_at,
+            clears_at,
+        },
+    );
+    (
+        (
+            one_of(),
+            opt(name(&SUBJECTS)),
+            opt(float(f, 0.0..100.0)),
+            one_of(),
+        ),
+        (
+            opt(threshold),
+            opt(float(f, 0.0..3600.0)),
+            opt((any::<u32>(), any::<u32>())),
+            opt(held),
+            opt(name(&TEXT)),
+        ),
+    )
+        .prop_map(
+            |((metric, subject, value, unit), (threshold, window_s, samples, held, detail))| {
+                Evidence {
+                    metric,
+                    subject,
+                    value,
+                    unit,
+                    threshold,
+                    window_s,
+                    samples,
+                    held,
+                    detail,
+                }
+            },
+        )
+}
+
+fn suggestion() -> impl Strategy<Value = Suggestion> {
+    (one_of(), name(&TEXT)).prop_map(|(id, why)| Suggestion { id, why })
+}
+
+fn finding(f: Floats) -> impl Strategy<Value = Finding> {
+    (
+        (one_of(), one_of(), float(f, 0.0..1.0), opt(name(&SUBJECTS))),
+        (
+            int(0..u64::MAX),
+            vec(evidence(f), 0..3),
+            vec(suggestion(), 0..3),
+        ),
+    )
+        .prop_map(
+            |((rule, severity, confidence, subject), (since_ms, evidence, suggestions))| Finding {
+                rule,
+                severity,
+                confidence,
+                subject,
+                since_ms,
+                evidence,
+                suggestions,
+            },
+        )
+}
+
+fn no_data_cause() -> impl Strategy<Value = NoDataCause> {
+    prop_oneof![
+        Just(NoDataCause::NoFrames),
+        name(&TEXT).prop_map(|message| NoDataCause::NoDriver { message }),
+        name(&TEXT).prop_map(|message| NoDataCause::NvmlFailed { message }),
+        Just(NoDataCause::NoGpus),
+        (name(&SUBJECTS), name(&TEXT))
+            .prop_map(|(gpu, message)| NoDataCause::GpuLost { gpu, message }),
+        (any::<u32>(), any::<u32>())
+            .prop_map(|(have, need)| NoDataCause::TooFewSamples { have, need }),
+        one_of().prop_map(|node| NoDataCause::NotRead { node }),
+    ]
+}
+
+/// A diagnosis of any shape: any verdict with any path, findings and projections, whether or
+/// not the rules could have made it (a page renders what a peer of another version sends).
+pub fn diagnosis(f: Floats) -> impl Strategy<Value = Diagnosis> {
+    let path_node = (one_of(), name(&TEXT), one_of(), vec(evidence(f), 0..3)).prop_map(
+        |(node, question, answer, evidence)| PathNode {
+            node,
+            question,
+            answer,
+            evidence,
+        },
+    );
+    let projection = (
+        name(&SUBJECTS),
+        one_of(),
+        float(f, 0.0..86_400.0),
+        float(f, 0.0..1e9),
+    )
+        .prop_map(|(subject, kind, seconds, slope_per_s)| Projection {
+            subject,
+            kind,
+            seconds,
+            slope_per_s,
+        });
+    (
+        (one_of(), one_of(), vec(path_node, 0..4)),
+        (vec(finding(f), 0..3), vec(projection, 0..3)),
+        (
+            opt(float(f, 0.0..3600.0)),
+            opt(int(0..u64::MAX)),
+            opt(no_data_cause()),
+        ),
+    )
+        .prop_map(
+            |((verdict, severity, path), (findings, projections), (window_s, t_ms, no_data))| {
+                Diagnosis {
+                    verdict,
+                    severity,
+                    path,
+                    findings,
+                    projections,
+                    window_s,
+                    t_ms,
+                    no_data,
+                }
+            },
+        )
+}
+
+pub fn host_summary() -> impl Strategy<Value = HostSummary> {
+    let gpu = (opt(any::<u8>()), opt(any::<u8>()))
+        .prop_map(|(mem_pct, util_pct)| GpuBrief { mem_pct, util_pct });
+    let disk = (name(&SUBJECTS), opt(any::<u8>()))
+        .prop_map(|(name, util_pct)| DiskBrief { name, util_pct });
+    (
+        (
+            one_of(),
+            opt(int(0..u64::MAX)),
+            opt(name(&TEXT)),
+            opt(name(&HOSTS)),
+        ),
+        (opt(one_of()), opt(one_of()), vec(gpu, 0..4), opt(disk)),
+        (opt(int(0..86_400)), opt(int(0..86_400))),
+    )
+        .prop_map(
+            |(
+                (state, seen_ms, error, hostname),
+                (verdict, severity, gpus, disk),
+                (oom_s, full_s),
+            )| HostSummary {
+                state,
+                seen_ms,
+                error,
+                hostname,
+                verdict,
+                severity,
+                gpus,
+                disk,
+                oom_s,
+                full_s,
+            },
+        )
+}
+
+/// A chart sample whose figures come from `figure` (see `prop_history` for why they are
+/// constrained).
+pub fn sample(figure: BoxedStrategy<f64>) -> impl Strategy<Value = Sample> {
+    let fig = move || opt(figure.clone());
+    let gpu = (int32(0..8), fig(), fig()).prop_map(|(index, mem_pct, util_pct)| GpuSample {
+        index,
+        mem_pct,
+        util_pct,
+    });
+    let disk = (name(&SUBJECTS), fig(), fig(), fig()).prop_map(
+        |(name, read_mib_s, write_mib_s, util_pct)| DiskSample {
+            name,
+            read_mib_s,
+            write_mib_s,
+            util_pct,
+        },
+    );
+    (
+        int(0..u64::MAX),
+        int(0..u64::MAX),
+        vec(gpu, 0..4),
+        vec(disk, 0..4),
+    )
+        .prop_map(|(seq, t_ms, gpus, disks)| Sample {
+            seq,
+            t_ms,
+            gpus,
+            disks,
+        })
+}
+
+/// Every server message, floats drawn as `f` says, except that `figure` draws the chart samples
+/// of `history`.
+pub fn server_msg(f: Floats, figure: BoxedStrategy<f64>) -> impl Strategy<Value = ServerMsg> {
+    let host = || name(&HOSTS);
+    prop_oneof![
+        (
+            any::<u32>(),
+            name(&["0.1.0", ""]),
+            vec(host(), 0..3),
+            int(0..10_000)
+        )
+            .prop_map(|(protocol, version, hosts, interval_ms)| ServerMsg::Hello {
+                protocol,
+                version,
+                hosts,
+                interval_ms,
+            }),
+        (host(), vec(frame(f), 0..3))
+            .prop_map(|(host, frames)| ServerMsg::Backfill { host, frames }),
+        (host(), frame(f)).prop_map(|(host, frame)| ServerMsg::Frame {
+            host,
+            frame: Box::new(frame),
+        }),
+        (host(), host_summary()).prop_map(|(host, summary)| ServerMsg::Summary {
+            host,
+            summary: Box::new(summary),
+        }),
+        (host(), diagnosis(f)).prop_map(|(host, diagnosis)| {
+            ServerMsg::Diagnosis {
+                host,
+                diagnosis: Box::new(diagnosis),
+            }
+        }),
+        (host(), one_of(), opt(int(0..u64::MAX)), opt(name(&TEXT))).prop_map(
+            |(host, state, last_seen_ms, error)| ServerMsg::HostStatus {
+                host,
+                state,
+                last_seen_ms,
+                error,
+            }
+        ),
+        (host(), int(0..1000)).prop_map(|(host, frames)| ServerMsg::Reset { host, frames }),
+        (host(), vec(sample(figure), 0..3))
+            .prop_map(|(host, samples)| ServerMsg::History { host, samples }),
+        int(0..1000).prop_map(|skipped| ServerMsg::Lagged { skipped }),
+        (one_of(), name(&TEXT)).prop_map(|(code, message)| ServerMsg::Error { code, message }),
+        Just(ServerMsg::Pong),
+    ]
+}
+
+/// Every client message.
+pub fn client_msg() -> impl Strategy<Value = ClientMsg> {
+    prop_oneof![
+        (
+            opt(vec(name(&HOSTS), 0..3)),
+            opt(int(0..u64::MAX)),
+            opt(btree_map(name(&HOSTS), int(0..u64::MAX), 0..3)),
+            any::<bool>(),
+        )
+            .prop_map(|(hosts, since_seq, since, samples)| ClientMsg::Subscribe {
+                hosts,
+                since_seq,
+                since,
+                samples,
+            }),
+        Just(ClientMsg::Ping),
+    ]
+}
