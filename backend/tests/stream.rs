@@ -264,7 +264,7 @@ fn a_server_that_cannot_be_reached_is_reported_and_stream_samples_instead() {
     // just freed is no good: another test's server may take it at once.)
     let gone = tmp.join("gone.sock");
     let file = format!(
-        r#"{{"pid":{},"base_url":"http://{addr}","endpoint":{{"kind":"unix","path":"{}"}}}}"#,
+        r#"{{"pid":{},"kind":"serve","base_url":"http://{addr}","endpoint":{{"kind":"unix","path":"{}"}}}}"#,
         std::process::id(),
         gone.display()
     );

@@ -16,9 +16,39 @@ pub enum Endpoint {
     Unix { path: PathBuf },
 }
 
+/// Which command wrote a server file: `vramio stream` relays a live `serve` and nothing else (a
+/// hub's frames are other machines', a replay's are recorded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerKind {
+    /// `vramio serve`: samples this host (with `peers`, it also shows other hosts).
+    Serve,
+    /// `vramio hub`: other hosts only.
+    Hub,
+    /// `vramio replay`: recorded frames.
+    Replay,
+}
+
+impl ServerKind {
+    pub fn command(self) -> &'static str {
+        match self {
+            ServerKind::Serve => "vramio serve",
+            ServerKind::Hub => "vramio hub",
+            ServerKind::Replay => "vramio replay",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerFile {
     pub pid: u32,
+    /// The command that serves; absent in files of versions before it was recorded (such a file
+    /// is never relayed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ServerKind>,
+    /// Whether it shows other hosts too (`serve --peer`, a hub): its stream is many hosts'.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub peers: bool,
     /// The URL people open, without the token and without a trailing slash.
     pub base_url: String,
     pub endpoint: Endpoint,
@@ -60,6 +90,12 @@ impl ServerFile {
             .ok()
             .and_then(rustix::process::Pid::from_raw)
             .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
+    }
+
+    /// Whether `vramio stream` may pipe this server's stream as this host's live data: a live
+    /// `serve` of this host alone.
+    pub fn relayable(&self) -> bool {
+        self.kind == Some(ServerKind::Serve) && !self.peers
     }
 
     /// Removes the file if this process wrote it (another server may have started since).

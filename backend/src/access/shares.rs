@@ -62,6 +62,8 @@ pub enum ShareError {
     Write(#[from] StateDirError),
     #[error("no randomness from the OS: {0}")]
     Random(String),
+    #[error("the share store's worker thread failed: {0}")]
+    Worker(String),
 }
 
 /// Whether `id` has the shape of an id this server makes (22 base64url characters). Checked
@@ -154,10 +156,10 @@ impl Shares {
         let Inner::On { key, records } = &mut *guard else {
             return Err(self.off_error(&guard));
         };
-        let mut next: BTreeMap<String, Record> = records
-            .iter()
+        let mut next: BTreeMap<String, Record> = self
+            .on_disk(key)?
+            .into_iter()
             .filter(|(_, r)| r.expires_ms > now_ms)
-            .map(|(k, r)| (k.clone(), r.clone()))
             .collect();
         if next.len() >= MAX_SHARES {
             return Err(ShareError::TooMany);
@@ -199,16 +201,17 @@ impl Shares {
             return Ok(false);
         }
         let mut guard = self.write();
-        let Inner::On { records, .. } = &mut *guard else {
+        let Inner::On { key, records } = &mut *guard else {
             return Err(self.off_error(&guard));
         };
-        if records.get(id).is_none_or(|r| r.expires_ms <= now_ms) {
+        let current = self.on_disk(key)?;
+        if current.get(id).is_none_or(|r| r.expires_ms <= now_ms) {
+            *records = current;
             return Ok(false);
         }
-        let next: BTreeMap<String, Record> = records
-            .iter()
+        let next: BTreeMap<String, Record> = current
+            .into_iter()
             .filter(|(k, r)| k.as_str() != id && r.expires_ms > now_ms)
-            .map(|(k, r)| (k.clone(), r.clone()))
             .collect();
         self.save(&next)?;
         *records = next;
@@ -271,6 +274,22 @@ impl Shares {
         self.dir
             .as_ref()
             .ok_or_else(|| ShareError::Off("no state directory".into()))
+    }
+
+    /// The records as the store on disk holds them now: every change reads, modifies and writes
+    /// the file (under the state directory's server lock, which the serving process holds), so
+    /// it never writes back a memory that the file has moved past. A store that no longer
+    /// verifies, or is signed with another key, is refused and never overwritten.
+    fn on_disk(&self, key: &Key) -> Result<BTreeMap<String, Record>, ShareError> {
+        match load(self.dir()?) {
+            Ok((disk_key, records)) if bool::from(disk_key.0.ct_eq(&key.0)) => Ok(records),
+            Ok(_) => Err(ShareError::Off(format!(
+                "{} was replaced since this server started; restart it to use the new one \
+                 (the file is kept as it is)",
+                self.dir()?.file(KEY_FILE).display()
+            ))),
+            Err(reason) => Err(ShareError::Off(reason)),
+        }
     }
 
     fn off_error(&self, inner: &Inner) -> ShareError {

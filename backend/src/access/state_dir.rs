@@ -35,6 +35,19 @@ pub enum StateDirError {
     Read { path: PathBuf, source: io::Error },
     #[error("cannot write {}: {source}", path.display())]
     Write { path: PathBuf, source: io::Error },
+    #[error("cannot lock {}: {source}", path.display())]
+    Lock { path: PathBuf, source: io::Error },
+}
+
+/// The lock file a server holds for as long as it serves from a state directory.
+pub const LOCK_FILE: &str = "server.lock";
+
+/// A state directory's server lock (an exclusive `flock` on [`LOCK_FILE`]), held until dropped
+/// or the process ends, however it ends: one server per state directory, so `url`, `share`, the
+/// share store and `server.json` always belong to that one server.
+#[derive(Debug)]
+pub struct ServerLock {
+    _file: File,
 }
 
 /// An opened, checked state directory.
@@ -142,15 +155,7 @@ impl StateDir {
             path: target.clone(),
             source,
         };
-        let mut suffix = [0u8; 6];
-        getrandom::fill(&mut suffix).map_err(|e| fail(io::Error::other(e)))?;
-        let tmp = self.file(&format!(
-            ".{name}.tmp-{}",
-            suffix
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        ));
+        let tmp = self.temp_name(name).map_err(fail)?;
         let written = (|| {
             let mut f = OpenOptions::new()
                 .write(true)
@@ -166,6 +171,87 @@ impl StateDir {
             let _ = fs::remove_file(&tmp);
         }
         written.map_err(fail)
+    }
+
+    /// Creates `name` with `bytes` (0600) only if it does not exist yet, whole or not at all:
+    /// written to a temp file first, then linked into place, which fails if another process made
+    /// it meanwhile (`O_EXCL` semantics, also on NFS). `false` when it existed: read that one.
+    pub fn create_exclusive(&self, name: &str, bytes: &[u8]) -> Result<bool, StateDirError> {
+        let target = self.file(name);
+        let fail = |source| StateDirError::Write {
+            path: target.clone(),
+            source,
+        };
+        let tmp = self.temp_name(name).map_err(fail)?;
+        let written = (|| {
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+            let linked = match fs::hard_link(&tmp, &target) {
+                Ok(()) => true,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
+                Err(e) => return Err(e),
+            };
+            File::open(&self.path)?.sync_all()?;
+            Ok(linked)
+        })();
+        let _ = fs::remove_file(&tmp);
+        written.map_err(fail)
+    }
+
+    /// Takes the directory's server lock without waiting; `None` when another process holds it.
+    /// The lock file records this process' pid (for the refusal another server prints).
+    pub fn lock_server(&self) -> Result<Option<ServerLock>, StateDirError> {
+        let path = self.file(LOCK_FILE);
+        let fail = |source| StateDirError::Lock {
+            path: path.clone(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .map_err(fail)?;
+        let meta = file.metadata().map_err(fail)?;
+        check_private(&path, &meta, 0o600)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(fs::TryLockError::Error(e)) => return Err(fail(e)),
+        }
+        let pid = std::process::id().to_string();
+        (|| {
+            file.set_len(0)?;
+            file.write_all(pid.as_bytes())?;
+            file.sync_all()
+        })()
+        .map_err(fail)?;
+        Ok(Some(ServerLock { _file: file }))
+    }
+
+    /// The pid the lock file names (the server that holds or last held the lock).
+    pub fn lock_holder(&self) -> Option<u32> {
+        let bytes = self.read(LOCK_FILE).ok()??;
+        std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
+    }
+
+    fn temp_name(&self, name: &str) -> io::Result<PathBuf> {
+        let mut suffix = [0u8; 6];
+        getrandom::fill(&mut suffix).map_err(io::Error::other)?;
+        Ok(self.file(&format!(
+            ".{name}.tmp-{}",
+            suffix
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        )))
     }
 
     /// Removes `name` if it is there.
@@ -233,6 +319,54 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
             .collect();
         assert!(leftovers.is_empty(), "no temp files left");
+        let _ = fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn exclusive_creation_keeps_the_first_file() {
+        let root = temp();
+        let dir = StateDir::open(Some(&root)).expect("opens");
+        assert!(
+            dir.create_exclusive("share-key", b"first")
+                .expect("creates")
+        );
+        assert!(
+            !dir.create_exclusive("share-key", b"second")
+                .expect("exists")
+        );
+        assert_eq!(
+            dir.read("share-key").expect("reads"),
+            Some(b"first".to_vec())
+        );
+        let mode = fs::metadata(dir.file("share-key"))
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let names: Vec<String> = fs::read_dir(dir.path())
+            .expect("lists")
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["share-key"], "no temp file left");
+        let _ = fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn one_server_lock_per_directory() {
+        let root = temp();
+        let dir = StateDir::open(Some(&root)).expect("opens");
+        let held = dir.lock_server().expect("locks").expect("free");
+        assert!(
+            dir.lock_server().expect("asks").is_none(),
+            "a second lock on the same directory is refused"
+        );
+        assert_eq!(dir.lock_holder(), Some(std::process::id()));
+        drop(held);
+        assert!(
+            dir.lock_server().expect("asks").is_some(),
+            "free once dropped"
+        );
         let _ = fs::remove_dir_all(root);
     }
 

@@ -85,8 +85,17 @@ impl Token {
             return parse(&path, &bytes);
         }
         let token = Token::generate()?;
-        dir.write_atomic(TOKEN_FILE, token.0.as_bytes())?;
-        Ok(token)
+        if dir.create_exclusive(TOKEN_FILE, token.0.as_bytes())? {
+            return Ok(token);
+        }
+        // Another process made one first: that one is the token.
+        match dir.read(TOKEN_FILE)? {
+            Some(bytes) => parse(&path, &bytes),
+            None => Err(TokenError::State(StateDirError::Read {
+                path,
+                source: std::io::ErrorKind::NotFound.into(),
+            })),
+        }
     }
 
     /// The token from `--token-file` (which must be private to this user, like an ssh key).
@@ -144,6 +153,38 @@ mod tests {
         assert!(!t.matches(b"0123456789abcdef0123456789abcdeF"));
         assert!(!t.matches(b"0123456789abcdef0123456789abcde"));
         assert!(!t.matches(b""));
+    }
+
+    /// Several first starts at once on one new directory end with one token between them (each
+    /// wrote its own, and the last rename won while the others served theirs).
+    #[test]
+    fn racing_first_starts_agree_on_one_token() {
+        for _ in 0..20 {
+            let mut b = [0u8; 8];
+            getrandom::fill(&mut b).expect("random");
+            let root =
+                std::env::temp_dir().join(format!("vramio-token-race-{}", u64::from_le_bytes(b)));
+            let dir = StateDir::open(Some(&root)).expect("dir");
+            let start = std::sync::Arc::new(std::sync::Barrier::new(4));
+            let tokens: Vec<String> = (0..4)
+                .map(|_| {
+                    let (dir, start) = (dir.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        Token::load_or_create(&dir).expect("token").0
+                    })
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|t| t.join().expect("thread"))
+                .collect();
+            let on_disk = Token::load_or_create(&dir).expect("token").0;
+            assert!(
+                tokens.iter().all(|t| *t == on_disk),
+                "{tokens:?} vs {on_disk}"
+            );
+            let _ = std::fs::remove_dir_all(root);
+        }
     }
 
     #[test]

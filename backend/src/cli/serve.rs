@@ -5,7 +5,7 @@
 //! prints the URL with its token, and leaves `server.json` for `vramio url` and `vramio share`.
 
 use super::flags::{Listen, ServeArgs};
-use crate::access::server_file::{Endpoint, ServerFile};
+use crate::access::server_file::{Endpoint, ServerFile, ServerKind};
 use crate::access::shares::Shares;
 use crate::access::state_dir::StateDir;
 use crate::access::token::Token;
@@ -75,15 +75,24 @@ async fn serve_async(
         _ => None,
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let (token, dir) = if args.no_auth {
-        (None, None)
+    let kind = match &source {
+        Local::Sample => ServerKind::Serve,
+        Local::Play(_) => ServerKind::Replay,
+        Local::Nothing => ServerKind::Hub,
+    };
+    let (token, dir, _lock) = if args.no_auth {
+        (None, None, None)
     } else {
         let dir = StateDir::open(args.access.state_dir.as_deref())?;
+        // Before anything in the directory is read or made: one server per state directory.
+        let lock = dir
+            .lock_server()?
+            .ok_or_else(|| anyhow::anyhow!(busy(&dir)))?;
         let token = match &args.access.token_file {
             Some(file) => Token::from_file(file)?,
             None => Token::load_or_create(&dir)?,
         };
-        (Some(token), Some(dir))
+        (Some(token), Some(dir), Some(lock))
     };
     let shares = match &dir {
         Some(dir) => {
@@ -212,6 +221,8 @@ async fn serve_async(
     if let Some(dir) = &dir {
         let file = ServerFile {
             pid: std::process::id(),
+            kind: Some(kind),
+            peers: fleet.len() > 1,
             base_url: base_url.clone(),
             endpoint: endpoint.clone(),
             tls_cert: args
@@ -255,6 +266,29 @@ async fn serve_async(
         .await;
     }
     Ok(())
+}
+
+/// Why a second server may not serve from `dir`: who holds it (pid, command, URL, from its
+/// `server.json` or the lock file) and how to run this one beside it.
+fn busy(dir: &StateDir) -> String {
+    let holder = match ServerFile::read(dir) {
+        Ok(Some(f)) if f.is_alive() => format!(
+            "{} (pid {}) serves {}",
+            f.kind.map_or("vramio", ServerKind::command),
+            f.pid,
+            f.base_url
+        ),
+        _ => match dir.lock_holder() {
+            Some(pid) => format!("vramio (pid {pid}) is starting"),
+            None => "another vramio".to_owned(),
+        },
+    };
+    format!(
+        "{holder} from the state directory {}: one server per state directory (its token, share \
+         links and server.json are that server's). Stop it, or give this one a directory of its \
+         own: --state-dir DIR",
+        dir.path().display()
+    )
 }
 
 /// The thread that feeds the first host's hub.

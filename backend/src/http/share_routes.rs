@@ -126,7 +126,7 @@ fn share_error(e: &ShareError) -> Response {
         ShareError::TooMany => {
             error_response(StatusCode::CONFLICT, "too_many_shares", &e.to_string())
         }
-        ShareError::Write(_) | ShareError::Random(_) => {
+        ShareError::Write(_) | ShareError::Random(_) | ShareError::Worker(_) => {
             tracing::error!(error = %e, "share store");
             error_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -135,6 +135,16 @@ fn share_error(e: &ShareError) -> Response {
             )
         }
     }
+}
+
+/// Runs a change of the share store (a read, a write and its fsyncs, under the store's lock) on
+/// a blocking thread: the one async thread serves every viewer and must not wait on the disk.
+async fn off_thread<T: Send + 'static>(
+    change: impl FnOnce() -> Result<T, ShareError> + Send + 'static,
+) -> Result<T, ShareError> {
+    tokio::task::spawn_blocking(change)
+        .await
+        .unwrap_or_else(|e| Err(ShareError::Worker(e.to_string())))
 }
 
 /// `GET /api/shares`.
@@ -169,11 +179,9 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Byt
             ),
         );
     }
-    match state
-        .auth
-        .shares()
-        .create(&req, now_ms(), &base(&state, &headers))
-    {
+    let shares = state.auth.shares().clone();
+    let base = base(&state, &headers);
+    match off_thread(move || shares.create(&req, now_ms(), &base)).await {
         Ok(info) => {
             tracing::info!(id = %info.id, expires_ms = info.expires_ms, "share link created");
             (StatusCode::CREATED, Json(info)).into_response()
@@ -184,7 +192,12 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Byt
 
 /// `DELETE /api/shares/<id>`.
 pub async fn revoke(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    match state.auth.shares().revoke(&id, now_ms()) {
+    let shares = state.auth.shares().clone();
+    let revoked = {
+        let id = id.clone();
+        off_thread(move || shares.revoke(&id, now_ms())).await
+    };
+    match revoked {
         Ok(true) => {
             tracing::info!(id = %id, "share link revoked");
             StatusCode::NO_CONTENT.into_response()
@@ -196,7 +209,8 @@ pub async fn revoke(State(state): State<AppState>, Path(id): Path<String>) -> Re
 
 /// `DELETE /api/shares`: a new key, so every link ends.
 pub async fn revoke_all(State(state): State<AppState>) -> Response {
-    match state.auth.shares().rotate(now_ms()) {
+    let shares = state.auth.shares().clone();
+    match off_thread(move || shares.rotate(now_ms())).await {
         Ok(n) => {
             tracing::info!(revoked = n, "share key rotated: every link revoked");
             Json(serde_json::json!({ "revoked": n })).into_response()

@@ -143,9 +143,20 @@ pub(super) fn load(dir: &StateDir) -> Result<(Key, BTreeMap<String, Record>), St
         Some(k) => k,
         None if records.is_empty() => {
             let k = Key::generate().map_err(|e| off(e.to_string()))?;
-            dir.write_atomic(KEY_FILE, hex(&k.0).as_bytes())
+            let made = dir
+                .create_exclusive(KEY_FILE, hex(&k.0).as_bytes())
                 .map_err(|e| off(e.to_string()))?;
-            k
+            if made {
+                k
+            } else {
+                // Another process made the key first: use that one.
+                let bytes = dir
+                    .read(KEY_FILE)
+                    .map_err(|e| off(e.to_string()))?
+                    .unwrap_or_default();
+                Key::parse(&bytes)
+                    .ok_or_else(|| off(format!("{} is not 64 hex digits", key_path.display())))?
+            }
         }
         None => {
             return Err(off(format!(

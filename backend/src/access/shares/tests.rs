@@ -144,3 +144,35 @@ fn hostile_ids_and_secrets_are_gone() {
     );
     let _ = std::fs::remove_dir_all(root);
 }
+
+/// Two stores over one directory (two processes): each change reads the file, changes it and
+/// writes it, so neither writes back a memory that drops the other's links.
+#[test]
+fn changes_are_read_modify_write_of_the_file() {
+    let (root, dir) = temp_dir();
+    let a = Shares::open(dir.clone());
+    let b = Shares::open(dir.clone());
+    let first = create(&a, 3600, "made by a");
+    let second = create(&b, 3600, "made by b");
+    let reopened = Shares::open(dir.clone());
+    let ids: Vec<String> = reopened
+        .list(NOW, BASE)
+        .expect("lists")
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert!(
+        ids.contains(&first.id) && ids.contains(&second.id),
+        "both links kept: {ids:?}"
+    );
+    // a revokes b's link, which a's memory never held.
+    assert!(a.revoke(&second.id, NOW).expect("revokes"));
+    let left: Vec<String> = Shares::open(dir)
+        .list(NOW, BASE)
+        .expect("lists")
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(left, vec![first.id]);
+    let _ = std::fs::remove_dir_all(root);
+}

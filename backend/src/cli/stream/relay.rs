@@ -32,9 +32,22 @@ pub type Socket = WebSocketStream<Box<dyn Io>>;
 
 /// The running server of this state directory and its token, or why there is none.
 pub fn find(access: &AccessArgs) -> anyhow::Result<(Token, ServerFile)> {
-    super::super::client::open(&ClientArgs {
+    let (token, server) = super::super::client::open(&ClientArgs {
         access: access.clone(),
-    })
+    })?;
+    if !server.relayable() {
+        bail!(
+            "the server of this state directory (pid {}) is {}, not this host's own `vramio \
+             serve`: its frames are not this host's live data",
+            server.pid,
+            match (server.kind, server.peers) {
+                (Some(k), false) => k.command().to_owned(),
+                (Some(k), true) => format!("{} with peers", k.command()),
+                (None, _) => "of an older vramio that does not say what it serves".to_owned(),
+            }
+        );
+    }
+    Ok((token, server))
 }
 
 /// Opens the server's `/ws` with the token.
