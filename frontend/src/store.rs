@@ -224,6 +224,7 @@ impl Store {
                 version,
                 hosts,
                 interval_ms,
+                ..
             } => {
                 self.hosts.update(|h| {
                     for host in &hosts {

@@ -32,6 +32,11 @@ pub enum ServerMsg {
         version: String,
         hosts: Vec<String>,
         interval_ms: u64,
+        /// This start of the server: random, new each time it starts. A hub that sees it change
+        /// starts the host over (a restarted peer numbers its frames anew, maybe lower than
+        /// before). Absent from servers older than it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<String>,
     },
     /// Recent frames, oldest first, so charts are full at once and reconnects have no gap.
     Backfill { host: String, frames: Vec<Frame> },
@@ -130,12 +135,14 @@ pub enum ClientMsg {
 }
 
 impl ServerMsg {
-    pub fn hello(hosts: Vec<String>, interval_ms: u64, version: &str) -> Self {
+    /// `hello` from the server start `instance` (see [`ServerMsg::Hello`]).
+    pub fn hello(hosts: Vec<String>, interval_ms: u64, version: &str, instance: &str) -> Self {
         ServerMsg::Hello {
             protocol: PROTOCOL_VERSION,
             version: version.to_owned(),
             hosts,
             interval_ms,
+            instance: Some(instance.to_owned()),
         }
     }
 }

@@ -198,7 +198,7 @@ fn server_messages() -> Vec<(&'static str, ServerMsg)> {
     vec![
         (
             "server-hello",
-            ServerMsg::hello(vec!["gpu-node-7".into()], 1000, "0.1.0"),
+            ServerMsg::hello(vec!["gpu-node-7".into()], 1000, "0.1.0", "5e0a1c2b3d4f6a7b"),
         ),
         (
             "server-backfill",

@@ -56,7 +56,7 @@ pub async fn peer(listener: tokio::net::TcpListener, name: String, sent: Arc<Ato
         let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else {
             continue;
         };
-        let hello = shared::ServerMsg::hello(vec![name.clone()], 1000, "bench");
+        let hello = shared::ServerMsg::hello(vec![name.clone()], 1000, "bench", &name);
         if ws
             .send(Message::text(serde_json::to_string(&hello).expect("json")))
             .await

@@ -48,7 +48,12 @@ where
     let interval_ms = fleet.hubs().first().map_or(1000, |h| {
         u64::try_from(h.interval().as_millis()).unwrap_or(u64::MAX)
     });
-    let hello = ServerMsg::hello(fleet.names(), interval_ms, params.version);
+    let hello = ServerMsg::hello(
+        fleet.names(),
+        interval_ms,
+        params.version,
+        crate::hub::server_instance(),
+    );
     if send_msg(&mut sink, &hello).await.is_err() {
         return Ended::WriteFailed;
     }

@@ -29,6 +29,23 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
 
+/// This process' start, as `hello` names it: 64 random bits in hex, drawn once. A hub that sees
+/// another one from a peer knows the peer started over (its seq numbers begin anew).
+pub fn server_instance() -> &'static str {
+    static INSTANCE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    INSTANCE.get_or_init(|| {
+        let mut b = [0u8; 8];
+        if getrandom::fill(&mut b).is_err() {
+            // No randomness: the start time still tells two starts apart.
+            b = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+                .to_le_bytes();
+        }
+        crate::access::token::hex(&b)
+    })
+}
+
 /// How much history the hub keeps: 15 minutes of frames at the configured interval, so a page
 /// opened (or reconnecting) has full charts at once.
 pub const HISTORY_SPAN: Duration = Duration::from_secs(15 * 60);

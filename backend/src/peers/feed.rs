@@ -12,6 +12,15 @@ pub enum ProtocolError {
     Version(u32),
     #[error("protocol error: {0}")]
     Bad(String),
+    /// A hub, or a `serve --peer`: its frames are several machines'. Merging them under one name
+    /// would interleave them; the hub shows why instead.
+    #[error(
+        "the peer serves {} hosts ({}): it is itself a hub or a `serve --peer`; add its hosts \
+         to this hub's peers instead",
+        .0.len(),
+        .0.iter().take(8).map(String::as_str).collect::<Vec<_>>().join(", ")
+    )]
+    ManyHosts(Vec<String>),
 }
 
 /// The state of one peer's stream across reconnects.
@@ -23,6 +32,10 @@ pub struct Feed {
     pub interval: Option<std::time::Duration>,
     /// Whether this connection's `hello` came.
     greeted: bool,
+    /// The peer's server start, from its latest `hello` (see `ServerMsg::Hello::instance`).
+    instance: Option<String>,
+    /// The one host the peer serves, from its latest `hello`.
+    host: Option<String>,
 }
 
 impl Feed {
@@ -58,26 +71,53 @@ impl Feed {
             ServerMsg::Hello {
                 protocol,
                 interval_ms,
+                hosts,
+                instance,
                 ..
             } => {
                 if protocol != PROTOCOL_VERSION {
                     return Err(ProtocolError::Version(protocol));
                 }
+                let host = match hosts.as_slice() {
+                    [one] => one.clone(),
+                    [] => return Err(ProtocolError::Bad("the peer serves no host".into())),
+                    many => return Err(ProtocolError::ManyHosts(many.to_vec())),
+                };
+                // Another start of the peer (or another machine answering to its name): its
+                // frames are numbered anew, so the host starts over, as after a replay's jump.
+                let restarted =
+                    instance.is_some() && self.instance.is_some() && instance != self.instance;
+                if restarted || self.host.as_ref().is_some_and(|h| *h != host) {
+                    self.last_seq = None;
+                    sink.reset();
+                }
+                self.instance = instance;
+                self.host = Some(host);
                 self.greeted = true;
                 self.interval = Some(std::time::Duration::from_millis(interval_ms));
                 sink.link(shared::HostState::Up, None);
             }
-            ServerMsg::Backfill { frames, .. } => {
+            ServerMsg::Backfill { host, frames } => {
+                self.same_host(&host)?;
                 for f in frames {
                     self.frame(f, sink);
                 }
             }
-            ServerMsg::Frame { frame, .. } => self.frame(*frame, sink),
-            ServerMsg::Diagnosis { diagnosis, .. } => sink.diagnosis(*diagnosis),
-            ServerMsg::Reset { .. } => sink.reset(),
+            ServerMsg::Frame { host, frame } => {
+                self.same_host(&host)?;
+                self.frame(*frame, sink);
+            }
+            ServerMsg::Diagnosis { host, diagnosis } => {
+                self.same_host(&host)?;
+                sink.diagnosis(*diagnosis);
+            }
+            ServerMsg::Reset { host, .. } => {
+                self.same_host(&host)?;
+                sink.reset();
+            }
             // Chart samples of a peer's jump: the hub keeps frames, so its history of that peer
             // starts over at the whole frames that follow.
-            ServerMsg::History { .. } => {}
+            ServerMsg::History { host, .. } => self.same_host(&host)?,
             // The far side's own view of its sampler; the hub judges staleness by arrivals.
             ServerMsg::HostStatus { .. }
             | ServerMsg::Summary { .. }
@@ -88,6 +128,17 @@ impl Feed {
             }
         }
         Ok(())
+    }
+
+    /// A message about a host other than the one `hello` named is never merged into it.
+    fn same_host(&self, host: &str) -> Result<(), ProtocolError> {
+        match &self.host {
+            Some(h) if h == host => Ok(()),
+            _ => Err(ProtocolError::Bad(format!(
+                "a message about host {:?}, which the peer's hello did not name",
+                host.chars().take(60).collect::<String>()
+            ))),
+        }
     }
 
     fn frame(&mut self, frame: shared::Frame, sink: &dyn PeerSink) {
@@ -110,6 +161,7 @@ mod tests {
     struct Collect {
         seqs: Mutex<Vec<u64>>,
         links: Mutex<Vec<HostState>>,
+        resets: Mutex<u32>,
     }
 
     impl PeerSink for Collect {
@@ -120,6 +172,9 @@ mod tests {
             self.seqs.lock().expect("lock").push(frame.seq);
         }
         fn diagnosis(&self, _diagnosis: Diagnosis) {}
+        fn reset(&self) {
+            *self.resets.lock().expect("lock") += 1;
+        }
     }
 
     fn frame_msg(seq: u64) -> String {
@@ -134,8 +189,7 @@ mod tests {
     fn frames_pass_once_in_order_across_a_reconnect() {
         let sink = Collect::default();
         let mut feed = Feed::default();
-        let hello =
-            serde_json::to_string(&ServerMsg::hello(vec!["h".into()], 1000, "x")).expect("json");
+        let hello = hello(&["h"], "i");
         assert!(feed.apply(&frame_msg(1), &sink).is_err(), "hello first");
         feed.apply(&hello, &sink).expect("hello");
         assert_eq!(feed.interval, Some(std::time::Duration::from_secs(1)));
@@ -158,6 +212,69 @@ mod tests {
             *sink.links.lock().expect("lock"),
             vec![HostState::Up, HostState::Up]
         );
+    }
+
+    fn hello(hosts: &[&str], instance: &str) -> String {
+        serde_json::to_string(&ServerMsg::hello(
+            hosts.iter().map(|h| (*h).to_owned()).collect(),
+            1000,
+            "x",
+            instance,
+        ))
+        .expect("json")
+    }
+
+    /// A peer that started again (a new `instance` in its hello) numbers its frames anew, maybe
+    /// below the last seq seen: the host starts over and takes them (they were dropped as old,
+    /// and the host showed "stale" while its frames arrived).
+    #[test]
+    fn a_restarted_peer_starts_the_host_over() {
+        let sink = Collect::default();
+        let mut feed = Feed::default();
+        feed.apply(&hello(&["h"], "first"), &sink).expect("hello");
+        for s in [500, 501] {
+            feed.apply(&frame_msg(s), &sink).expect("frame");
+        }
+        feed.reconnected();
+        feed.apply(&hello(&["h"], "first"), &sink)
+            .expect("same start");
+        assert_eq!(
+            *sink.resets.lock().expect("lock"),
+            0,
+            "a reconnect alone resets nothing"
+        );
+        feed.reconnected();
+        feed.apply(&hello(&["h"], "second"), &sink)
+            .expect("new start");
+        for s in [1, 2] {
+            feed.apply(&frame_msg(s), &sink).expect("frame");
+        }
+        assert_eq!(*sink.resets.lock().expect("lock"), 1);
+        assert_eq!(*sink.seqs.lock().expect("lock"), vec![500, 501, 1, 2]);
+        assert!(feed.subscribe_msg().contains("\"since_seq\":2"));
+    }
+
+    /// A peer that serves several hosts (a hub, `serve --peer`) is refused with why; a message
+    /// about a host its hello did not name is an error, never merged.
+    #[test]
+    fn a_peer_of_many_hosts_is_refused_never_merged() {
+        let sink = Collect::default();
+        let mut feed = Feed::default();
+        let e = feed
+            .apply(&hello(&["gpu1", "gpu2"], "i"), &sink)
+            .expect_err("many hosts");
+        assert!(matches!(e, ProtocolError::ManyHosts(_)), "{e}");
+        assert!(e.to_string().contains("gpu1, gpu2"), "{e}");
+        let mut feed = Feed::default();
+        feed.apply(&hello(&["gpu1"], "i"), &sink).expect("one host");
+        let other = serde_json::to_string(&ServerMsg::Frame {
+            host: "gpu2".into(),
+            frame: Box::new(Frame::empty("gpu2", 9, 9000, 1000)),
+        })
+        .expect("json");
+        let e = feed.apply(&other, &sink).expect_err("another host");
+        assert!(e.to_string().contains("gpu2"), "{e}");
+        assert!(sink.seqs.lock().expect("lock").is_empty());
     }
 
     #[test]

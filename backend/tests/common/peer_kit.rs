@@ -239,7 +239,7 @@ async fn misbehave(tcp: TcpStream, how: Fake) {
         return;
     };
     if !matches!(how, Fake::RawBytes) {
-        let hello = ServerMsg::hello(vec!["fake".into()], 250, "fake");
+        let hello = ServerMsg::hello(vec!["fake".into()], 250, "fake", "fake-1");
         let text = serde_json::to_string(&hello).expect("json");
         if ws.send(Message::text(text)).await.is_err() {
             return;
@@ -339,7 +339,7 @@ pub async fn recording_peer() -> (u16, Arc<Mutex<Vec<Seen>>>) {
                 authorization,
                 first_message: first,
             });
-            let hello = ServerMsg::hello(vec!["rec".into()], 250, "rec");
+            let hello = ServerMsg::hello(vec!["rec".into()], 250, "rec", "rec-1");
             let frame = ServerMsg::Frame {
                 host: "rec".into(),
                 frame: Box::new(Frame::empty("rec", 100 + n, 1000, 250)),

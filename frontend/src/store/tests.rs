@@ -21,7 +21,10 @@ fn lagged_notices_add_up_and_notices_are_bounded() {
 fn applies_messages_and_ignores_replayed_frames() {
     use shared::Frame;
     let store = Store::new();
-    store.apply(ServerMsg::hello(vec!["gpu1".into()], 1000, "0.1.0"), 0.0);
+    store.apply(
+        ServerMsg::hello(vec!["gpu1".into()], 1000, "0.1.0", "i1"),
+        0.0,
+    );
     assert_eq!(store.current_host.get_untracked().as_deref(), Some("gpu1"));
     assert!(store.latest.get_untracked().is_none());
     let frames = (1..=3)
@@ -79,7 +82,7 @@ fn keeps_the_latest_diagnosis_per_host() {
     };
     let store = Store::new();
     store.apply(
-        ServerMsg::hello(vec!["a".into(), "b".into()], 1000, "0.1.0"),
+        ServerMsg::hello(vec!["a".into(), "b".into()], 1000, "0.1.0", "i1"),
         0.0,
     );
     assert_eq!(store.diagnosis.get_untracked(), None);
@@ -130,7 +133,12 @@ fn a_hub_keys_hosts_by_the_message_and_shows_only_the_selected_one() {
     use shared::{Frame, HostState, HostSummary};
     let store = Store::new();
     store.apply(
-        ServerMsg::hello(vec!["ssh://gpu1".into(), "gpu2:7575".into()], 1000, "0.1.0"),
+        ServerMsg::hello(
+            vec!["ssh://gpu1".into(), "gpu2:7575".into()],
+            1000,
+            "0.1.0",
+            "i1",
+        ),
         0.0,
     );
     assert!(store.hub.get_untracked());
@@ -200,7 +208,10 @@ fn a_hub_keys_hosts_by_the_message_and_shows_only_the_selected_one() {
 #[test]
 fn one_host_is_shown_whatever_the_route_says() {
     let store = Store::new();
-    store.apply(ServerMsg::hello(vec!["gpu1".into()], 1000, "0.1.0"), 0.0);
+    store.apply(
+        ServerMsg::hello(vec!["gpu1".into()], 1000, "0.1.0", "i1"),
+        0.0,
+    );
     assert!(!store.hub.get_untracked());
     store.select(Some("other".into()));
     assert_eq!(store.current_host.get_untracked().as_deref(), Some("gpu1"));

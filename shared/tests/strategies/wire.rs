@@ -226,13 +226,17 @@ pub fn server_msg(f: Floats, figure: BoxedStrategy<f64>) -> impl Strategy<Value 
             any::<u32>(),
             name(&["0.1.0", ""]),
             vec(host(), 0..3),
-            int(0..10_000)
+            int(0..10_000),
+            proptest::option::of(name(&["5e0a1c2b3d4f6a7b", ""]))
         )
-            .prop_map(|(protocol, version, hosts, interval_ms)| ServerMsg::Hello {
-                protocol,
-                version,
-                hosts,
-                interval_ms,
+            .prop_map(|(protocol, version, hosts, interval_ms, instance)| {
+                ServerMsg::Hello {
+                    protocol,
+                    version,
+                    hosts,
+                    interval_ms,
+                    instance,
+                }
             }),
         (host(), vec(frame(f), 0..3))
             .prop_map(|(host, frames)| ServerMsg::Backfill { host, frames }),

@@ -118,6 +118,7 @@ where
         vec![hub.host().to_owned()],
         u64::try_from(hub.interval().as_millis()).unwrap_or(u64::MAX),
         version,
+        crate::hub::server_instance(),
     );
     if greet && s.send_msg(&hello).await.is_err() {
         return Ended::WriteFailed;

@@ -95,7 +95,13 @@ impl Drop for FakeSsh {
 }
 
 fn hello_line() -> String {
-    serde_json::to_string(&shared::ServerMsg::hello(vec!["h".into()], 250, "test")).expect("json")
+    serde_json::to_string(&shared::ServerMsg::hello(
+        vec!["h".into()],
+        250,
+        "test",
+        "i1",
+    ))
+    .expect("json")
 }
 
 fn frame_line(seq: u64) -> String {
