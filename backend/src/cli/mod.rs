@@ -30,16 +30,7 @@ pub fn run(command: Command) -> ExitCode {
         Command::Hub(args) if args.serve.exposure_error().is_some() => {
             return open_to_all(&args.serve);
         }
-        Command::Hub(args)
-            if args.peers.is_empty()
-                && args.serve.peers.peer.is_empty()
-                && args.serve.peers.peers_file.is_none() =>
-        {
-            eprintln!(
-                "vramio: a hub needs peers: vramio hub ssh://gpu1 ws://gpu2:7575 ... or --peers FILE"
-            );
-            return usage_error();
-        }
+        Command::Hub(args) if !hub_has_peers(&args) => return usage_error(),
         Command::Hub(args) => match thresholds(args.serve.diagnosis.thresholds.as_deref()) {
             Ok(t) => serve::run(args.serve, args.peers, serve::Local::Nothing, t),
             Err(code) => return code,
@@ -67,6 +58,35 @@ pub fn run(command: Command) -> ExitCode {
         Err(e) => {
             eprintln!("vramio: {e:#}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Whether a hub was given any peer (in its arguments, `--peer` or a peers file that names at
+/// least one); says why not on stderr.
+fn hub_has_peers(args: &flags::HubArgs) -> bool {
+    if !args.peers.is_empty() || !args.serve.peers.peer.is_empty() {
+        return true;
+    }
+    let Some(file) = &args.serve.peers.peers_file else {
+        eprintln!(
+            "vramio: a hub needs peers: vramio hub ssh://gpu1 ws://gpu2:7575 ... or --peers FILE"
+        );
+        return false;
+    };
+    match crate::peers::read_peers_file(file) {
+        Ok(lines) if lines.is_empty() => {
+            eprintln!(
+                "vramio: the peers file {} names no peer (one per line: ssh://HOST, ws://HOST:PORT, \
+                 wss://HOST:PORT; # starts a comment)",
+                file.display()
+            );
+            false
+        }
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("vramio: {e}");
+            false
         }
     }
 }

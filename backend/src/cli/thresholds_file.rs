@@ -17,12 +17,16 @@ pub enum ConfigError {
 }
 
 /// Parses thresholds from `text`; JSON when it starts with `{`, TOML otherwise.
+/// Values no diagnosis can use (NaN, inf, a warning past its critical level) are refused, naming
+/// the key.
 pub fn parse_thresholds(text: &str) -> Result<Thresholds, String> {
-    if text.trim_start().starts_with('{') {
-        serde_json::from_str(text).map_err(|e| e.to_string())
+    let t: Thresholds = if text.trim_start().starts_with('{') {
+        serde_json::from_str(text).map_err(|e| e.to_string())?
     } else {
-        toml::from_str(text).map_err(|e| e.to_string().trim_end().to_owned())
-    }
+        toml::from_str(text).map_err(|e| e.to_string().trim_end().to_owned())?
+    };
+    t.validate()?;
+    Ok(t)
 }
 
 /// Reads `path`, or gives the defaults when there is none.
@@ -64,6 +68,18 @@ mod tests {
             e.contains("gpu_mem_warn_pct") || e.contains("invalid type"),
             "{e}"
         );
+        for (text, key) in [
+            ("gpu_mem_warn_pct = nan\n", "gpu_mem_warn_pct"),
+            ("disk_full_horizon_s = inf\n", "disk_full_horizon_s"),
+            ("gpu_mem_warn_pct = 99.0\n", "gpu_mem_crit_pct"),
+            (
+                r#"{"disk_warn_pct": 95, "disk_crit_pct": 90}"#,
+                "disk_warn_pct",
+            ),
+        ] {
+            let e = parse_thresholds(text).expect_err(text);
+            assert!(e.contains(key), "{text}: {e}");
+        }
         let e = load_thresholds(Some(Path::new("/nonexistent/t.toml"))).expect_err("missing");
         assert!(e.to_string().contains("/nonexistent/t.toml"), "{e}");
     }

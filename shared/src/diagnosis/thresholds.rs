@@ -183,9 +183,98 @@ impl Default for Thresholds {
     }
 }
 
+impl Thresholds {
+    /// Refuses values no diagnosis can use, naming the key: a figure that is not a finite number
+    /// (TOML reads `nan` and `inf`), one below 0, a percentage above 100, a fraction outside 0 to
+    /// 1, and a warning level past its critical one.
+    pub fn validate(&self) -> Result<(), String> {
+        let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(self) else {
+            return Err("the thresholds cannot be read back".into());
+        };
+        for (key, value) in &fields {
+            // serde_json writes a NaN or an infinity as null.
+            let Some(v) = value.as_f64() else {
+                return Err(format!("{key} is not a finite number"));
+            };
+            if v < 0.0 {
+                return Err(format!("{key} = {v} is below 0"));
+            }
+            if key.ends_with("_pct") && v > 100.0 {
+                return Err(format!("{key} = {v} is above 100 (a percentage)"));
+            }
+            if key.ends_with("_fraction") && v > 1.0 {
+                return Err(format!("{key} = {v} is above 1 (a fraction)"));
+            }
+        }
+        let pairs = [
+            (
+                "gpu_mem_warn_pct",
+                self.gpu_mem_warn_pct,
+                "gpu_mem_crit_pct",
+                self.gpu_mem_crit_pct,
+            ),
+            (
+                "disk_warn_pct",
+                self.disk_warn_pct,
+                "disk_crit_pct",
+                self.disk_crit_pct,
+            ),
+            // Available memory warns as it falls: its critical level is the lower one.
+            (
+                "mem_available_crit_pct",
+                self.mem_available_crit_pct,
+                "mem_available_warn_pct",
+                self.mem_available_warn_pct,
+            ),
+            (
+                "trend_min_points",
+                f64::from(self.trend_min_points),
+                "trend_max_points",
+                f64::from(self.trend_max_points),
+            ),
+        ];
+        for (low_key, low, high_key, high) in pairs {
+            if low > high {
+                return Err(format!(
+                    "{low_key} = {low} is past {high_key} = {high}: the warning level must come \
+                     before the critical one"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_nonsense_is_named() {
+        assert_eq!(Thresholds::default().validate(), Ok(()));
+        let with = |f: &dyn Fn(&mut Thresholds)| {
+            let mut t = Thresholds::default();
+            f(&mut t);
+            t.validate()
+        };
+        let e = with(&|t| t.gpu_mem_warn_pct = f64::NAN).expect_err("NaN");
+        assert!(e.contains("gpu_mem_warn_pct"), "{e}");
+        let e = with(&|t| t.disk_full_horizon_s = f64::INFINITY).expect_err("inf");
+        assert!(e.contains("disk_full_horizon_s"), "{e}");
+        let e = with(&|t| t.gpu_mem_warn_pct = 97.0).expect_err("warn past crit");
+        assert!(
+            e.contains("gpu_mem_warn_pct") && e.contains("gpu_mem_crit_pct"),
+            "{e}"
+        );
+        let e = with(&|t| t.disk_crit_pct = 150.0).expect_err("above 100");
+        assert!(e.contains("disk_crit_pct"), "{e}");
+        let e = with(&|t| t.hold_fraction = 2.0).expect_err("fraction");
+        assert!(e.contains("hold_fraction"), "{e}");
+        let e = with(&|t| t.await_min_ms = -1.0).expect_err("negative");
+        assert!(e.contains("await_min_ms"), "{e}");
+        let e = with(&|t| t.mem_available_crit_pct = 20.0).expect_err("crit above warn");
+        assert!(e.contains("mem_available"), "{e}");
+    }
 
     #[test]
     fn partial_json_overrides_only_what_it_names() {

@@ -1,0 +1,53 @@
+//! Configuration that cannot work is refused before anything starts, with exit 64 (EX_USAGE) and
+//! a message that names the problem: a peers file that names no peer, thresholds that are not
+//! finite or whose warning level is past the critical one.
+
+#[path = "common/fake_nvml.rs"]
+mod fake_nvml;
+#[path = "common/vramio_bin.rs"]
+mod vramio_bin;
+
+use vramio_bin::{TempDir, run};
+
+#[test]
+fn a_peers_file_of_no_peer_is_refused() {
+    let dir = TempDir::new("empty-peers");
+    let peers = dir.join("peers");
+    std::fs::write(&peers, "# nothing yet\n\n   \n").expect("peers file");
+    let peers_s = peers.to_string_lossy().into_owned();
+    let state = dir.join("state").to_string_lossy().into_owned();
+    let r = run(&[
+        "hub",
+        "--peers",
+        &peers_s,
+        "--port",
+        "0",
+        "--state-dir",
+        &state,
+    ]);
+    assert_eq!(r.status.code(), Some(64), "{r:?}");
+    assert!(
+        r.stderr.contains(&peers_s) && r.stderr.contains("names no peer"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn thresholds_that_cannot_work_are_refused_naming_the_key() {
+    let dir = TempDir::new("bad-thresholds");
+    for (text, key) in [
+        ("gpu_mem_warn_pct = nan\n", "gpu_mem_warn_pct"),
+        ("disk_full_horizon_s = inf\n", "disk_full_horizon_s"),
+        (
+            "disk_warn_pct = 95.0\ndisk_crit_pct = 90.0\n",
+            "disk_crit_pct",
+        ),
+    ] {
+        let file = dir.join("t.toml");
+        std::fs::write(&file, text).expect("thresholds");
+        let file_s = file.to_string_lossy().into_owned();
+        let r = run(&["check", "--thresholds", &file_s, "--window", "1s"]);
+        assert_eq!(r.status.code(), Some(64), "{text}: {r:?}");
+        assert!(r.stderr.contains(key), "{text}: {r:?}");
+    }
+}
