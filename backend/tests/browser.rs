@@ -446,3 +446,54 @@ fn words_id<T: serde::Serialize>(v: &T) -> String {
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default()
 }
+
+/// What the current document moved over the network (Resource Timing: the page, its files and
+/// API calls; `transferSize` is headers plus body as received, 0 from the memory cache), as
+/// `(url, bytes)`.
+async fn transferred(c: &Client) -> Vec<(String, u64)> {
+    let got = c
+        .execute(
+            "const nav = performance.getEntriesByType('navigation').map(e => [e.name, e.transferSize]);\
+             const res = performance.getEntriesByType('resource').map(e => [e.name, e.transferSize]);\
+             return nav.concat(res);",
+            vec![],
+        )
+        .await
+        .expect("resource timing");
+    serde_json::from_value(got).expect("[[url, bytes]]")
+}
+
+/// The page's files carry validators: a reload revalidates them (304s) instead of downloading the
+/// bundle again, and moves under 5 KB in all (it moved the whole ~400 KB bundle every time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_moves_under_5_kb() {
+    let missing = PathBuf::from("/nonexistent/libnvidia-ml.so.1");
+    let port = free_port();
+    let (_server, url) = start_vramio(port, &missing, None);
+    let (_driver, driver_port) = start_chromedriver();
+    let c = browser_profile(driver_port, "reload").await;
+    let live = || async {
+        c.find(Locator::Css(r#"[data-testid="block-row"]"#))
+            .await
+            .ok()
+            .map(|_| ())
+    };
+    c.goto(&url).await.expect("open page");
+    wait_for(Duration::from_secs(20), "the first load to go live", live).await;
+    let first: u64 = transferred(&c).await.iter().map(|(_, b)| b).sum();
+    c.refresh().await.expect("reload");
+    wait_for(Duration::from_secs(20), "the reload to go live", live).await;
+    let again = transferred(&c).await;
+    let total: u64 = again.iter().map(|(_, b)| b).sum();
+    println!("first load {first} bytes; reload {total} bytes: {again:?}");
+    assert!(
+        again.iter().any(|(u, _)| u.ends_with("/vramio_bg.wasm")),
+        "the reload fetched the wasm (from the cache or with a 304): {again:?}"
+    );
+    assert!(
+        first > 20 * 1024,
+        "the first load moved the bundle: {first} bytes"
+    );
+    assert!(total < 5 * 1024, "a reload moved {total} bytes: {again:?}");
+    c.close().await.expect("close browser");
+}

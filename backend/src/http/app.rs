@@ -536,8 +536,8 @@ async fn api_not_found(uri: Uri) -> Response {
     )
 }
 
-async fn static_file(uri: Uri) -> Response {
-    super::assets::serve(uri).await
+async fn static_file(uri: Uri, headers: axum::http::HeaderMap) -> Response {
+    super::assets::serve(uri, headers).await
 }
 
 /// An [`shared::access::ApiError`] body with `code`.

@@ -172,29 +172,88 @@ pub enum Bound {
     Unix(UnixListener, PathBuf),
 }
 
+/// A connection must send a whole request head within this, or it is closed: a client that
+/// connects and sends nothing, or a byte a minute, holds no file descriptor for long. hyper starts
+/// the same clock when a kept-alive connection waits for its next request, so this is also the
+/// idle timeout between requests. An upgraded WebSocket is past it (its session has its own
+/// write timeout, and a viewer need not send anything).
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Serves `router` on `bound` until `shutdown` completes; removes a Unix socket afterwards.
 pub async fn serve(
     bound: Bound,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
+    serve_with(bound, router, shutdown, HEADER_READ_TIMEOUT).await
+}
+
+/// [`serve`] with another header-read (and idle) timeout, for tests.
+pub async fn serve_with(
+    bound: Bound,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    header_timeout: Duration,
+) -> io::Result<()> {
     match bound {
-        Bound::Tcp(l) => {
-            axum::serve(l, router)
-                .with_graceful_shutdown(shutdown)
-                .await
-        }
-        Bound::Tls(l) => {
-            axum::serve(l, router)
-                .with_graceful_shutdown(shutdown)
-                .await
-        }
+        Bound::Tcp(l) => accept_loop(l, router, shutdown, header_timeout).await,
+        Bound::Tls(l) => accept_loop(l, router, shutdown, header_timeout).await,
         Bound::Unix(l, path) => {
-            let served = axum::serve(l, router)
-                .with_graceful_shutdown(shutdown)
-                .await;
+            let served = accept_loop(l, router, shutdown, header_timeout).await;
             let _ = std::fs::remove_file(&path);
             served
         }
     }
+}
+
+/// Accepts connections until `shutdown`, serving each over HTTP/1.1 (with upgrades, for `/ws`) on
+/// a task of its own, then asks every connection to finish its request and close, and waits for
+/// them, as `axum::serve` does; unlike it, each connection has the header-read timeout.
+async fn accept_loop<L>(
+    mut listener: L,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    header_timeout: Duration,
+) -> io::Result<()>
+where
+    L: axum::serve::Listener,
+    L::Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let (closing, closed) = tokio::sync::watch::channel(false);
+    let connections = tokio_util::task::TaskTracker::new();
+    tokio::pin!(shutdown);
+    loop {
+        let io = tokio::select! {
+            (io, _addr) = listener.accept() => io,
+            () = &mut shutdown => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let mut closed = closed.clone();
+        connections.spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let conn = builder
+                .serve_connection(TokioIo::new(io), service)
+                .with_upgrades();
+            tokio::pin!(conn);
+            tokio::select! {
+                served = conn.as_mut() => {
+                    if let Err(e) = served {
+                        tracing::trace!(error = %e, "connection ended");
+                    }
+                    return;
+                }
+                _ = closed.wait_for(|c| *c) => conn.as_mut().graceful_shutdown(),
+            }
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    let _ = closing.send(true);
+    connections.close();
+    connections.wait().await;
+    Ok(())
 }

@@ -30,7 +30,11 @@ fn link_not_found() -> Response {
 }
 
 /// `GET /s/<id>`: the page, if the link is active.
-pub async fn link_page(State(state): State<AppState>, uri: axum::http::Uri) -> Response {
+pub async fn link_page(
+    State(state): State<AppState>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Response {
     // The raw path, not a decoded one: ids are base64url, and a path that does not decode
     // (`%ff`) must get the same 404 as any other bad link, not a 400.
     let id = uri.path().strip_prefix("/s/").unwrap_or("");
@@ -43,7 +47,7 @@ pub async fn link_page(State(state): State<AppState>, uri: axum::http::Uri) -> R
         {
             link_not_found()
         }
-        Standing::Active(_) => super::assets::serve_index().await,
+        Standing::Active(_) => super::assets::serve_index(headers).await,
         Standing::Expired | Standing::Gone => link_not_found(),
     }
 }
