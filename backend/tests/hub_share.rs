@@ -305,3 +305,62 @@ async fn a_hubs_health_and_snapshot_cover_every_host() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert!(body.contains(r#""status":"down""#), "{body}");
 }
+
+/// One share link cannot take every viewer slot and lock the admin out: it has a share of them,
+/// and the admin a reserve (a link could take all 1,024, and the admin got 503).
+#[tokio::test]
+async fn a_share_link_cannot_lock_the_admin_out() {
+    let root = std::env::temp_dir().join(format!("vramio-hub-slots-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let hub = Hub::new("h", TICK, HubConfig::for_interval(TICK));
+    hub.publish(Frame::empty("h", 0, 1_700_000_000_000, 100))
+        .expect("publish");
+    let auth = Auth::new(
+        Some(Token::from_trusted(TOKEN)),
+        Shares::open(StateDir::open(Some(&root)).expect("dir")),
+        false,
+        HostPolicy::loopback_only(),
+        None,
+    );
+    let mut state = AppState::new(hub, auth);
+    state.viewers = vramio::http::slots::ViewerSlots::new(4, 1, 2);
+    let (status, body) = call(&state, Method::POST, "/api/shares", None, "{}").await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let info: shared::access::ShareInfo = serde_json::from_str(&body).expect("share");
+    let (_, rest) = info.url.rsplit_once("/s/").expect("/s/");
+    let (id, secret) = rest.split_once('#').expect("#");
+    let cookie = format!("vramio-7575-view={id}.{secret}");
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let router = app(state.clone());
+    tokio::spawn(async move { axum::serve(listener, router).await.expect("serve") });
+    let open = |credential: (&'static str, String)| async move {
+        let mut req = format!("ws://{addr}/ws")
+            .into_client_request()
+            .expect("req");
+        req.headers_mut()
+            .insert(credential.0, credential.1.parse().expect("header"));
+        req.headers_mut()
+            .insert("origin", "http://127.0.0.1:7575".parse().expect("origin"));
+        req.headers_mut()
+            .insert("host", "127.0.0.1:7575".parse().expect("host"));
+        tokio_tungstenite::connect_async(req).await
+    };
+    let viewer = || ("cookie", cookie.clone());
+    let admin = || ("authorization", format!("Bearer {TOKEN}"));
+    let _v1 = open(viewer()).await.expect("the link's first viewer");
+    let _v2 = open(viewer()).await.expect("the link's second viewer");
+    match open(viewer()).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => assert_eq!(resp.status(), 503),
+        other => panic!(
+            "a third viewer of one link is refused: {:?}",
+            other.map(|_| ())
+        ),
+    }
+    let _a1 = open(admin()).await.expect("the admin still gets in");
+    let _a2 = open(admin()).await.expect("the admin's reserve");
+    let _ = std::fs::remove_dir_all(root);
+}

@@ -242,7 +242,7 @@ async fn a_since_seq_from_another_server_gets_a_full_backfill_not_silence() {
 async fn viewers_are_bounded() {
     let hub = Hub::new("testhost", Duration::from_secs(1), default_config());
     let mut state = AppState::new(hub, vramio::http::auth::Auth::disabled());
-    state.viewers = std::sync::Arc::new(tokio::sync::Semaphore::new(1));
+    state.viewers = vramio::http::slots::ViewerSlots::new(1, 0, 1);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

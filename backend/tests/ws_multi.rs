@@ -162,3 +162,57 @@ async fn every_host_summarised_selected_hosts_in_full() {
     }
     cancel.cancel();
 }
+
+/// A `subscribe` that adds a host starts that host alone: the hosts already streaming go on
+/// without a second backfill (every subscribe restarted every host with its whole history).
+#[tokio::test]
+async fn a_new_subscribe_restarts_only_the_hosts_it_changes() {
+    let hubs = vec![hub("a"), hub("b"), hub("c")];
+    for t in 0..3 {
+        for h in &hubs {
+            publish(h, t);
+        }
+    }
+    let addr = start(Fleet::new(hubs.clone())).await;
+    let (mut ws, _) = connect_async(format!("ws://{addr}/ws"))
+        .await
+        .expect("connect");
+    let _hello = next(&mut ws).await;
+    ws.send(Message::text(r#"{"type":"subscribe","hosts":["a","b"]}"#))
+        .await
+        .expect("send");
+    let mut backfilled = BTreeSet::new();
+    while backfilled.len() < 2 {
+        if let ServerMsg::Backfill { host, .. } = next(&mut ws).await {
+            backfilled.insert(host);
+        }
+    }
+    ws.send(Message::text(
+        r#"{"type":"subscribe","hosts":["a","b","c"]}"#,
+    ))
+    .await
+    .expect("send");
+    let mut after = Vec::new();
+    while !after.iter().any(|h| h == "c") {
+        if let ServerMsg::Backfill { host, .. } = next(&mut ws).await {
+            after.push(host);
+        }
+    }
+    // Live frames of every host after that: nothing more is backfilled.
+    for t in 10..13 {
+        for h in &hubs {
+            publish(h, t);
+        }
+    }
+    let mut live = BTreeSet::new();
+    while live.len() < 3 {
+        match next(&mut ws).await {
+            ServerMsg::Backfill { host, .. } => after.push(host),
+            ServerMsg::Frame { host, .. } => {
+                live.insert(host);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(after, ["c"], "only the new host is backfilled");
+}

@@ -12,6 +12,7 @@ use super::metrics_route::{self, MetricsPolicy};
 use super::multi::{self, MultiParams};
 use super::session::{self, SessionParams, ViewLease};
 use super::share_routes;
+use super::slots::{Holder, ViewerSlots};
 use crate::hub::Hub;
 use crate::hub::fleet::Fleet;
 use axum::extract::ws::WebSocketUpgrade;
@@ -25,7 +26,6 @@ use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower_http::compression::CompressionLayer;
@@ -63,17 +63,13 @@ pub struct AppState {
     pub started: Instant,
     /// Credentials, origins and share links.
     pub auth: Auth,
-    /// One permit per WebSocket viewer: connections are bounded.
-    pub viewers: Arc<Semaphore>,
+    /// The WebSocket viewer slots: bounded in all, per share link, with a reserve for the admin.
+    pub viewers: ViewerSlots,
     /// Who may scrape `/metrics` and how it labels hosts.
     pub metrics: MetricsPolicy,
     /// The replay being served (`vramio replay`), for `/api/replay`.
     pub replay: Option<Arc<crate::ingest::player::Replay>>,
 }
-
-/// Concurrent WebSocket viewers served; more get 503. Each costs a task and at most
-/// `CHANNEL_CAPACITY` frame references plus its socket buffers.
-pub const MAX_VIEWERS: usize = 1024;
 
 /// Largest request body any route reads (share requests and claims are a few hundred bytes).
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -108,7 +104,7 @@ impl AppState {
                 },
                 public: false,
             },
-            viewers: Arc::new(Semaphore::new(MAX_VIEWERS)),
+            viewers: ViewerSlots::default(),
             replay: None,
         }
     }
@@ -183,7 +179,11 @@ async fn ws(
         }),
         _ => None,
     };
-    let Ok(permit) = state.viewers.clone().try_acquire_owned() else {
+    let holder = match &lease {
+        Some(l) => Holder::Link(l.grant.id.clone()),
+        None => Holder::Admin,
+    };
+    let Some(permit) = state.viewers.take(holder) else {
         return error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             "too_many_viewers",
@@ -518,7 +518,7 @@ fn fleet_health(state: &AppState) -> Response {
         "version": env!("CARGO_PKG_VERSION"),
         "protocol": shared::PROTOCOL_VERSION,
         "uptime_s": state.started.elapsed().as_secs(),
-        "viewers": MAX_VIEWERS - state.viewers.available_permits(),
+        "viewers": state.viewers.in_use(),
         "frontend_bundle": super::assets::has_bundle(),
     });
     (code, Json(body)).into_response()

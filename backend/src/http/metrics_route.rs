@@ -33,7 +33,7 @@ pub async fn metrics(
             );
         }
     }
-    let viewers = super::app::MAX_VIEWERS.saturating_sub(state.viewers.available_permits());
+    let viewers = state.viewers.in_use();
     let fleet = state.fleet.clone();
     let options = state.metrics.options;
     // A hub of hundreds of hosts takes milliseconds to encode: not on the thread every

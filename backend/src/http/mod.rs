@@ -14,5 +14,6 @@ pub mod pinned;
 pub mod same_origin;
 pub mod session;
 pub mod share_routes;
+pub mod slots;
 
 pub use app::{AppState, app};

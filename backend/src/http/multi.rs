@@ -146,10 +146,23 @@ impl Hosts {
         }
     }
 
-    /// Restarts the per-host tasks for `sel` (a new `subscribe` resumes each from its `since`).
+    /// Runs the per-host tasks `sel` asks for: hosts no longer selected stop; a host already
+    /// running goes on as it is (no second backfill), unless the `subscribe` named a seq to
+    /// resume it from; a newly selected host starts, from its `since` if given.
     fn select(&mut self, params: &MultiParams, tx: &mpsc::Sender<Message>, sel: Selection) {
-        self.stop();
+        let mut kept = Vec::new();
+        for (i, cancel) in self.running.drain(..) {
+            if sel.hosts.contains(&i) && !sel.since.contains_key(&i) {
+                kept.push((i, cancel));
+            } else {
+                cancel.cancel();
+            }
+        }
+        self.running = kept;
         for i in sel.hosts {
+            if self.running.iter().any(|(r, _)| *r == i) {
+                continue;
+            }
             let Some(hub) = params.fleet.hubs().get(i).cloned() else {
                 continue;
             };
