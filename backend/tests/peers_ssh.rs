@@ -59,7 +59,12 @@ impl PeerSink for Record {
 async fn first_down(sshd: &sshd::Sshd, link: SshLink) -> String {
     let sink = Arc::new(Record::default());
     let cancel = CancellationToken::new();
-    let task = tokio::spawn(life::supervise(link, sink.clone(), cancel.clone()));
+    let task = tokio::spawn(life::supervise(
+        link,
+        sink.clone(),
+        usize::MAX,
+        cancel.clone(),
+    ));
     let deadline = Instant::now() + Duration::from_secs(30);
     let reason = loop {
         let down = sink
@@ -131,6 +136,7 @@ async fn an_ssh_alias_streams_frames_into_a_hub() {
     let task = tokio::spawn(life::supervise(
         link(&sshd, "testpeer", remote_command(script.path())),
         Arc::new(hub.clone()),
+        usize::MAX,
         cancel.clone(),
     ));
     let deadline = Instant::now() + Duration::from_secs(30);

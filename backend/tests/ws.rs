@@ -313,3 +313,20 @@ async fn host_status_turns_stale_when_frames_stop_and_up_when_they_resume() {
     let back = next_msg(&mut ws).await;
     assert_eq!(state_of(&back), Some(shared::HostState::Up), "{back:?}");
 }
+
+/// A `subscribe` with `max_frames` (a hub that keeps that many of this host's frames) is
+/// backfilled with the newest that many only, not the whole history.
+#[tokio::test]
+async fn a_subscribe_with_max_frames_gets_only_the_newest() {
+    let s = server(default_config()).await;
+    for i in 0..10 {
+        s.hub.publish(frame(i)).expect("publish");
+    }
+    let mut ws = connect(s.addr, "").await;
+    assert!(matches!(next_msg(&mut ws).await, ServerMsg::Hello { .. }));
+    ws.send(Message::text(r#"{"type":"subscribe","max_frames":3}"#))
+        .await
+        .expect("send");
+    let seqs = collect_frames(&mut ws, 3).await;
+    assert_eq!(seqs, vec![8, 9, 10]);
+}

@@ -127,12 +127,14 @@ pub fn subscribe_msg(want: &Want, held: &BTreeMap<String, u64>) -> String {
             since_seq: held.values().min().copied(),
             since: None,
             samples: true,
+            max_frames: None,
         },
         Want::Summaries => ClientMsg::Subscribe {
             hosts: Some(Vec::new()),
             since_seq: None,
             since: None,
             samples: true,
+            max_frames: None,
         },
         Want::Host(name) => ClientMsg::Subscribe {
             hosts: Some(vec![name.clone()]),
@@ -141,6 +143,7 @@ pub fn subscribe_msg(want: &Want, held: &BTreeMap<String, u64>) -> String {
                 .get(name)
                 .map(|seq| BTreeMap::from([(name.clone(), *seq)])),
             samples: true,
+            max_frames: None,
         },
     };
     serde_json::to_string(&msg).unwrap_or_else(|_| r#"{"type":"subscribe"}"#.to_owned())

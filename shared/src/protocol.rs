@@ -130,6 +130,10 @@ pub enum ClientMsg {
         /// load of 15 minutes a tenth of the bytes; a hub's link to a peer keeps whole frames.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         samples: bool,
+        /// At most this many of the newest frames per host in the backfill: a hub asks for the
+        /// share of history it keeps of that peer, not the peer's whole 15 minutes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_frames: Option<u64>,
     },
     Ping,
 }
@@ -162,6 +166,7 @@ mod tests {
                 since_seq: Some(41),
                 since: None,
                 samples: false,
+                max_frames: None,
             }
         );
         assert!(serde_json::from_str::<ClientMsg>(r#"{"type":"ping"}"#).is_ok());

@@ -286,6 +286,7 @@ fn client_messages() -> Vec<(&'static str, ClientMsg)> {
                 since_seq: Some(1_764_500_000_122),
                 since: None,
                 samples: false,
+                max_frames: Some(900),
             },
         ),
         (
@@ -302,6 +303,7 @@ fn client_messages() -> Vec<(&'static str, ClientMsg)> {
                     .collect(),
                 ),
                 samples: false,
+                max_frames: None,
             },
         ),
         (
@@ -311,6 +313,7 @@ fn client_messages() -> Vec<(&'static str, ClientMsg)> {
                 since_seq: None,
                 since: None,
                 samples: true,
+                max_frames: None,
             },
         ),
         ("client-ping", ClientMsg::Ping),

@@ -193,7 +193,7 @@ async fn serve_async(
     }
     for (link, hub) in links {
         let sink: std::sync::Arc<dyn crate::peers::PeerSink> = std::sync::Arc::new(hub);
-        tokio::spawn(supervise(link, sink, shutdown.clone()));
+        tokio::spawn(supervise(link, sink, per_peer, shutdown.clone()));
     }
 
     let sampling = match (local, source) {

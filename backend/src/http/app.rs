@@ -231,6 +231,7 @@ async fn ws(
                                     show_users,
                                     greet: true,
                                     samples: false,
+                                    max_frames: None,
                                 };
                                 session::run(params, sink, stream).await
                             }

@@ -35,6 +35,8 @@ struct Selection {
     since: BTreeMap<usize, u64>,
     /// The client takes chart samples (see `ClientMsg::Subscribe`).
     samples: bool,
+    /// At most this many frames per host backfilled (see `ClientMsg::Subscribe`).
+    max_frames: Option<usize>,
 }
 
 /// Runs one multi-host session until the client leaves, the server stops or the lease ends.
@@ -78,6 +80,7 @@ where
             .map(|s| (0..fleet.len()).map(|i| (i, s)).collect())
             .unwrap_or_default(),
         samples: false,
+        max_frames: None,
     };
     match first.map(|m| classify(&fleet, m)) {
         Some(Incoming::Select(sel)) => hosts.select(&params, &tx, sel),
@@ -176,6 +179,7 @@ impl Hosts {
                 show_users: params.show_users,
                 greet: false,
                 samples: sel.samples,
+                max_frames: sel.max_frames,
             };
             let sink = PollSender::new(tx.clone());
             tokio::spawn(async move {
@@ -216,6 +220,7 @@ fn classify<E: std::fmt::Display>(fleet: &Fleet, incoming: Result<Message, E>) -
             since_seq,
             since,
             samples,
+            max_frames,
         }) => {
             let names = hosts.unwrap_or_else(|| fleet.names());
             let mut picked = Vec::new();
@@ -252,6 +257,7 @@ fn classify<E: std::fmt::Display>(fleet: &Fleet, incoming: Result<Message, E>) -
                 hosts: picked,
                 since,
                 samples,
+                max_frames: max_frames.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             })
         }
         Err(e) => bad(format!("cannot read message: {e}")),

@@ -36,9 +36,19 @@ pub struct Feed {
     instance: Option<String>,
     /// The one host the peer serves, from its latest `hello`.
     host: Option<String>,
+    /// How many of the peer's frames the hub keeps: the most a backfill brings.
+    keep: Option<u64>,
 }
 
 impl Feed {
+    /// A feed for a hub that keeps `frames` of this peer's history: its backfills ask for no more.
+    pub fn keeping(frames: usize) -> Feed {
+        Feed {
+            keep: Some(u64::try_from(frames).unwrap_or(u64::MAX)),
+            ..Feed::default()
+        }
+    }
+
     /// Call on every new connection, before its first message.
     pub fn reconnected(&mut self) {
         self.greeted = false;
@@ -52,6 +62,7 @@ impl Feed {
             since: None,
             // The hub keeps whole frames: it serves them on, to its own viewers and /metrics.
             samples: false,
+            max_frames: self.keep,
         };
         serde_json::to_string(&msg).unwrap_or_else(|_| r#"{"type":"subscribe"}"#.to_owned())
     }
@@ -252,6 +263,24 @@ mod tests {
         assert_eq!(*sink.resets.lock().expect("lock"), 1);
         assert_eq!(*sink.seqs.lock().expect("lock"), vec![500, 501, 1, 2]);
         assert!(feed.subscribe_msg().contains("\"since_seq\":2"));
+    }
+
+    /// A hub that keeps 120 frames of a peer asks for no more in a backfill.
+    #[test]
+    fn the_subscribe_asks_for_the_share_the_hub_keeps() {
+        let msg: shared::ClientMsg =
+            serde_json::from_str(&Feed::keeping(120).subscribe_msg()).expect("json");
+        assert!(
+            matches!(
+                msg,
+                shared::ClientMsg::Subscribe {
+                    max_frames: Some(120),
+                    ..
+                }
+            ),
+            "{msg:?}"
+        );
+        assert!(!Feed::default().subscribe_msg().contains("max_frames"));
     }
 
     /// A peer that serves several hosts (a hub, `serve --peer`) is refused with why; a message

@@ -57,9 +57,15 @@ fn jitter() -> f64 {
     f64::from(u16::from_le_bytes(b)) / f64::from(u16::MAX)
 }
 
-/// Runs `link` until `cancel` fires, keeping `sink` told how the link stands.
-pub async fn supervise(mut link: impl Link, sink: Arc<dyn PeerSink>, cancel: CancellationToken) {
-    let mut feed = Feed::default();
+/// Runs `link` until `cancel` fires, keeping `sink` told how the link stands; `keep` is how many
+/// of the peer's frames the hub holds (its backfills ask for no more).
+pub async fn supervise(
+    mut link: impl Link,
+    sink: Arc<dyn PeerSink>,
+    keep: usize,
+    cancel: CancellationToken,
+) {
+    let mut feed = Feed::keeping(keep);
     let mut failures = 0u32;
     loop {
         sink.link(HostState::Connecting, None);

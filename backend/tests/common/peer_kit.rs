@@ -78,7 +78,12 @@ impl Watched {
         });
         let cancel = CancellationToken::new();
         let sink: Arc<dyn PeerSink> = tap.clone();
-        tokio::spawn(vramio::peers::life::supervise(link, sink, cancel.clone()));
+        tokio::spawn(vramio::peers::life::supervise(
+            link,
+            sink,
+            usize::MAX,
+            cancel.clone(),
+        ));
         Watched { tap, cancel }
     }
 

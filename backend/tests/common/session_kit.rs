@@ -17,5 +17,6 @@ pub fn params(hub: &Hub, cancel: &CancellationToken) -> SessionParams {
         show_users: true,
         greet: true,
         samples: false,
+        max_frames: None,
     }
 }

@@ -279,12 +279,16 @@ pub fn client_msg() -> impl Strategy<Value = ClientMsg> {
             opt(int(0..u64::MAX)),
             opt(btree_map(name(&HOSTS), int(0..u64::MAX), 0..3)),
             any::<bool>(),
+            opt(int(0..u64::MAX)),
         )
-            .prop_map(|(hosts, since_seq, since, samples)| ClientMsg::Subscribe {
-                hosts,
-                since_seq,
-                since,
-                samples,
+            .prop_map(|(hosts, since_seq, since, samples, max_frames)| {
+                ClientMsg::Subscribe {
+                    hosts,
+                    since_seq,
+                    since,
+                    samples,
+                    max_frames,
+                }
             }),
         Just(ClientMsg::Ping),
     ]

@@ -91,6 +91,7 @@ async fn sample(args: StreamArgs, thresholds: shared::diagnosis::Thresholds) -> 
         show_users: true,
         greet: true,
         samples: false,
+        max_frames: None,
     };
     let ended = session::run(
         params,

@@ -93,7 +93,12 @@ impl<S: Sink<Message> + Unpin> Session<S> {
             self.send_new_history().await?;
             return self.report_state().await;
         }
-        let entries: Vec<Arc<Entry>> = self.hub.history_after(since);
+        let mut entries: Vec<Arc<Entry>> = self.hub.history_after(since);
+        if let Some(n) = self.max_frames
+            && entries.len() > n
+        {
+            entries.drain(..entries.len() - n);
+        }
         if since.is_none() && self.samples && entries.len() > 1 {
             // The whole history to a page: its charts need only samples of all but the newest.
             self.send_whole_history(&entries).await?;

@@ -74,6 +74,9 @@ pub struct SessionParams {
     /// The client takes chart samples for the older frames of a whole-history backfill (its
     /// `subscribe` said so; a later `subscribe` may change it).
     pub samples: bool,
+    /// At most this many of the newest frames in a backfill (a hub's share of this host's
+    /// history; `subscribe { max_frames }`); `None`: every frame held.
+    pub max_frames: Option<usize>,
 }
 
 struct Session<S> {
@@ -87,6 +90,8 @@ struct Session<S> {
     reported_state: Option<HostState>,
     /// See [`SessionParams::samples`].
     samples: bool,
+    /// See [`SessionParams::max_frames`].
+    max_frames: Option<usize>,
 }
 
 /// Runs one session until the client leaves, the server shuts down, or the socket fails.
@@ -105,6 +110,7 @@ where
         show_users,
         greet,
         samples,
+        max_frames,
     } = params;
     let mut s = Session {
         sink,
@@ -113,6 +119,7 @@ where
         cursor: 0,
         reported_state: None,
         samples,
+        max_frames,
     };
     let hello = ServerMsg::hello(
         vec![hub.host().to_owned()],
@@ -139,9 +146,10 @@ where
             Err(_) => {}
             Ok(None) => return Ended::ClientClosed,
             Ok(Some(incoming)) => match s.classify(incoming) {
-                Incoming::Subscribe(seq, samples) => {
+                Incoming::Subscribe(seq, samples, max_frames) => {
                     since = seq;
                     s.samples = samples;
+                    s.max_frames = max_frames;
                 }
                 Incoming::Reply(msg) => {
                     if s.send_msg(&msg).await.is_err() {
@@ -216,8 +224,9 @@ where
             incoming = stream.next() => match incoming {
                 None => Err(Ended::ClientClosed),
                 Some(incoming) => match s.classify(incoming) {
-                    Incoming::Subscribe(seq, samples) => {
+                    Incoming::Subscribe(seq, samples, max_frames) => {
                         s.samples = samples;
+                        s.max_frames = max_frames;
                         s.backfill(seq).await
                     }
                     Incoming::Reply(msg) => s.send_msg(&msg).await,
@@ -251,8 +260,8 @@ where
 }
 
 enum Incoming {
-    /// Resume after this seq; whether the client takes chart samples.
-    Subscribe(Option<u64>, bool),
+    /// Resume after this seq; whether the client takes chart samples; at most how many frames.
+    Subscribe(Option<u64>, bool, Option<usize>),
     Reply(ServerMsg),
     Ignore,
     End(Ended),
@@ -273,7 +282,9 @@ impl<S: Sink<Message> + Unpin> Session<S> {
                 since_seq,
                 since,
                 samples,
+                max_frames,
             }) => {
+                let max_frames = max_frames.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
                 let since_seq = since
                     .and_then(|m| m.get(self.hub.host()).copied())
                     .or(since_seq);
@@ -283,7 +294,7 @@ impl<S: Sink<Message> + Unpin> Session<S> {
                     .filter(|h| h != self.hub.host())
                     .collect();
                 if unknown.is_empty() {
-                    Incoming::Subscribe(since_seq, samples)
+                    Incoming::Subscribe(since_seq, samples, max_frames)
                 } else {
                     Incoming::Reply(ServerMsg::Error {
                         code: ErrorCode::UnknownHost,
