@@ -1,11 +1,14 @@
 //! `vramio record` whose `--out` filesystem fills up stops with an error that names the file and
 //! says "No space left", exits non-zero, and keeps the frames written so far: whole JSON lines
 //! in order, at most one cut-off last line, which `vramio check --from` reads past with a note.
+//! `record --append` after such a cut-off line (or a killed recorder's) keeps every new frame.
 
 #[path = "common/fake_nvml.rs"]
 mod fake_nvml;
 #[path = "common/loop_mount.rs"]
 mod loop_mount;
+#[path = "common/vramio_bin.rs"]
+mod vramio_bin;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -133,4 +136,41 @@ fn record_on_a_full_filesystem_fails_naming_the_file_and_keeps_the_frames() {
         started.elapsed()
     );
     let _ = std::fs::remove_file(filler);
+}
+
+/// Regression: `--append` glued its first frame onto a cut-off last line (a recorder killed
+/// mid-line, or a disk that filled up), so that frame was lost as one bad line.
+#[test]
+fn append_after_a_cut_off_last_line_keeps_every_new_frame() {
+    let tmp = vramio_bin::TempDir::new("record-append");
+    let out = tmp.join("run.ndjson");
+    let out_s = out.to_str().expect("a UTF-8 temp path");
+    let script = gpu_script();
+    let first = record(out_s, "200ms", &[], script.path());
+    assert!(first.status.success(), "{first:?}");
+    // Cut the last line short, as a kill or a full disk does.
+    let bytes = std::fs::read(&out).expect("the recording");
+    std::fs::write(&out, &bytes[..bytes.len() - 100]).expect("cut");
+    let whole_before = bytes.iter().filter(|&&b| b == b'\n').count() - 1;
+    let again = record(out_s, "200ms", &["--append"], script.path());
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{stderr}");
+    let appended: usize = stderr
+        .split("wrote ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no frame count: {stderr}"));
+    let report = check_from(out_s, script.path());
+    assert_eq!(
+        report["frames"].as_u64(),
+        Some((whole_before + appended) as u64),
+        "every whole frame, old and new: {report}"
+    );
+    let notes = report["notes"].to_string();
+    let skipped = format!("1 skipped line(s) in {out_s}: line {}:", whole_before + 1);
+    assert!(
+        notes.contains(&skipped),
+        "only the cut-off line is skipped: {notes}"
+    );
 }
