@@ -64,7 +64,7 @@ fn create(path: &Path, existing: Existing) -> anyhow::Result<std::fs::File> {
         Existing::Replace => open.write(true).create(true).truncate(true),
         Existing::Append => open.append(true).create(true),
     };
-    open.open(path).map_err(|e| {
+    let mut file = open.open(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             anyhow::anyhow!(
                 "{} exists: give --force to replace it or --append to add to it",
@@ -73,5 +73,31 @@ fn create(path: &Path, existing: Existing) -> anyhow::Result<std::fs::File> {
         } else {
             anyhow::Error::new(e).context(format!("cannot create {}", path.display()))
         }
-    })
+    })?;
+    if existing == Existing::Append {
+        end_cut_off_line(path, &mut file)
+            .with_context(|| format!("cannot append to {}", path.display()))?;
+    }
+    Ok(file)
+}
+
+/// Ends a last line that was cut off (a recorder killed mid-line, a disk that filled up) with
+/// a newline, so the fragment stays one bad line of its own and the first appended frame is
+/// whole instead of glued onto it. A file this user may only write (not read) is left as it is.
+fn end_cut_off_line(path: &Path, file: &mut std::fs::File) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    let Some(last_at) = len.checked_sub(1) else {
+        return Ok(());
+    };
+    let Ok(reader) = std::fs::File::open(path) else {
+        return Ok(());
+    };
+    let mut last = [0u8; 1];
+    reader.read_exact_at(&mut last, last_at)?;
+    if last != *b"\n" {
+        file.write_all(b"\n")?;
+    }
+    Ok(())
 }
