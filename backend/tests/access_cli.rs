@@ -1,4 +1,4 @@
-//! vramio's access features end to end, through the real binary (DESIGN sections 3 and 7):
+//! vramio's access features end to end, through the real binary (docs/architecture.md#4-commands-and-flags and docs/security.md#1-the-model-in-short):
 //! `vramio url` and `vramio share` against a running `vramio serve`, the token across restarts
 //! and from `--token-file`, share links claimed and revoked over HTTP and WebSocket, user names
 //! kept from viewers, the Unix socket, TLS, the state directory's checks and a bind beyond

@@ -161,6 +161,11 @@ async fn sigkill_while_writing_the_share_store_keeps_the_old_or_the_new_store() 
     let r = admin(&s, "POST", "/api/shares", r#"{"label":"after"}"#).await;
     assert_eq!(r.status, 201, "a link after the kills: {}", r.text());
     assert!(!s.stderr().contains(SHARING_OFF), "{}", s.stderr());
+    assert_eq!(
+        temp_files(&state),
+        0,
+        "the server that took the lock removed the temp files the kills left"
+    );
     s.terminate();
     eprintln!(
         "share-kill: {round} kills in {:?}, {made} links kept ({unacked_kept} written but \

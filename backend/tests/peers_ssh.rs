@@ -1,4 +1,4 @@
-//! SSH peers against a real OpenSSH server on 127.0.0.1 (DESIGN section 3): the hub's
+//! SSH peers against a real OpenSSH server on 127.0.0.1 (docs/architecture.md#4-commands-and-flags): the hub's
 //! [`SshLink`] runs the system `ssh -F <test config>` to an alias, the far side is this build's
 //! `vramio stream` on a scripted fake NVML, and [`life::supervise`] feeds a real [`Hub`]. Then
 //! the ways a link fails, each with ssh's own words: a key the server does not know, a host key

@@ -225,7 +225,7 @@ fn a_real_prometheus_scrapes_vramio_and_fires_the_oom_alert() {
         off * 100.0
     );
 
-    // Every metric of DESIGN section 11 reached Prometheus (the two that need a hub or a filling
+    // Every metric of docs/architecture.md#10-prometheus-metrics-contract reached Prometheus (the two that need a hub or a filling
     // disk aside; `vramio_mount_inodes` stands for `_inodes_total`, which promtool refuses on a
     // gauge).
     let contract = [

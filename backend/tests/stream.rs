@@ -1,4 +1,4 @@
-//! `vramio stream` as a hub meets it over SSH, without SSH (DESIGN section 3): the real binary as
+//! `vramio stream` as a hub meets it over SSH, without SSH (docs/architecture.md#4-commands-and-flags): the real binary as
 //! a child, protocol lines on its stdout and `subscribe` lines on its stdin.
 //!
 //! - Sampling (`--no-relay`): hello, then frames; a `subscribe` with `since_seq` resumes right

@@ -1,5 +1,5 @@
 //! Cost of laying out one chart as the page draws it: 16 series of 900 points (15 minutes at
-//! 1 Hz) into SVG paths (DESIGN section 9: a redraw within 8 ms a frame). Run natively with
+//! 1 Hz) into SVG paths (docs/architecture.md#8-performance-targets: a redraw within 8 ms a frame). Run natively with
 //! `cargo bench -p frontend`; the wasm build in a browser is slower by a small factor.
 
 use criterion::{Criterion, criterion_group, criterion_main};

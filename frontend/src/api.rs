@@ -1,5 +1,5 @@
-//! The page's calls to the access API (`/api/session`, `/api/claim`, `/api/shares`, DESIGN section
-//! 7): thin `fetch` wrappers that return the decoded answer or an [`ApiFailure`]. Same-origin
+//! The page's calls to the access API (`/api/session`, `/api/claim`, `/api/shares`,
+//! docs/security.md): thin `fetch` wrappers that return the decoded answer or an [`ApiFailure`]. Same-origin
 //! requests with the browser's cookies (the default `credentials: same-origin`); the cookies are
 //! HttpOnly, so the page never sees them.
 

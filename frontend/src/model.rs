@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::ops::Deref;
 use std::sync::Arc;
 
-/// How far back the charts reach (DESIGN section 1: "live", the last 15 minutes).
+/// How far back the charts reach (docs/architecture.md#1-who-uses-it-and-for-what: "live", the last 15 minutes).
 pub const CHART_WINDOW_MS: u64 = 15 * 60 * 1000;
 
 /// Upper bound on samples kept per host, so a 100 ms interval cannot grow memory past 3600 samples

@@ -1,4 +1,4 @@
-//! The access API's wire types (DESIGN section 7): who a request is (`/api/session`), share-link
+//! The access API's wire types (docs/security.md#1-the-model-in-short): who a request is (`/api/session`), share-link
 //! records as the admin API lists them, and the request that creates one. Both the server and the
 //! page use these, so the Share dialog and `vramio share` speak the same JSON.
 

@@ -1,4 +1,4 @@
-//! `Frame`: everything vramio sampled on one host in one tick (DESIGN section 5).
+//! `Frame`: everything vramio sampled on one host in one tick (docs/architecture.md#5-what-a-frame-holds).
 //!
 //! Built by the backend's sampler, carried by the hub, drawn by the frontend. A value that could not
 //! be read is `None` (absent in JSON), never 0: a rate needs two samples, so the first frame has

@@ -1,4 +1,4 @@
-//! Who may see what (DESIGN section 7): the [`state_dir`] that keeps vramio's secrets, the admin
+//! Who may see what (docs/security.md#1-the-model-in-short): the [`state_dir`] that keeps vramio's secrets, the admin
 //! [`token`], read-only [`shares`] links, and the [`server_file`] through which `vramio url` and
 //! `vramio share` find the running server. The HTTP side of it is `http::auth`.
 

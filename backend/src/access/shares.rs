@@ -1,4 +1,4 @@
-//! Read-only share links (DESIGN section 7): records `{id, label, show_users, created, expires}`
+//! Read-only share links (docs/security.md#1-the-model-in-short): records `{id, label, show_users, created, expires}`
 //! HMAC-SHA256-signed with a key of the state directory (`share-key`) and written atomically to
 //! `shares.json`, so links survive restarts and an edited record is caught.
 //!

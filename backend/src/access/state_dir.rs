@@ -233,7 +233,23 @@ impl StateDir {
             file.sync_all()
         })()
         .map_err(fail)?;
+        self.remove_leftovers();
         Ok(Some(ServerLock { _file: file }))
+    }
+
+    /// Removes the temp files of writes that a killed process left between creating and renaming
+    /// them (`.NAME.tmp-XXXX`). Only the lock's holder calls it: no other writer is at work.
+    fn remove_leftovers(&self) {
+        let Ok(entries) = fs::read_dir(&self.path) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') && name.contains(".tmp-") {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
     }
 
     /// The pid the lock file names (the server that holds or last held the lock).
@@ -362,6 +378,12 @@ mod tests {
             "a second lock on the same directory is refused"
         );
         assert_eq!(dir.lock_holder(), Some(std::process::id()));
+        drop(held);
+        // A write killed between its temp file and the rename leaves the temp file: the next
+        // server to take the lock removes it.
+        fs::write(dir.file(".shares.json.tmp-0a1b2c"), b"half").expect("leftover");
+        let held = dir.lock_server().expect("locks").expect("free");
+        assert!(!dir.file(".shares.json.tmp-0a1b2c").exists());
         drop(held);
         assert!(
             dir.lock_server().expect("asks").is_some(),

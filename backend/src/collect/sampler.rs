@@ -17,7 +17,7 @@ use super::sources::{
 use shared::{Frame, Mount, NvmlStatus, Source, SourceCost, SourceError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Sampling interval floor (DESIGN section 3): below this /proc and NVML costs dominate.
+/// Sampling interval floor (docs/architecture.md#4-commands-and-flags): below this /proc and NVML costs dominate.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 /// Share of the interval a tick waits for slow sources before publishing without them.
 const SLOW_SOURCE_BUDGET: f64 = 0.5;

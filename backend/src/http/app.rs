@@ -5,7 +5,7 @@
 //! passes [`auth::guard`] (host, origin, credentials) first; each route group then says who may
 //! use it: anyone (the page, `/api/session`, a link's claim), any viewer (the live data), or the
 //! admin (the share API). Bodies are bounded, responses are compressed when the client accepts
-//! it and carry the security headers of DESIGN section 7.
+//! it and carry the security headers of docs/security.md#1-the-model-in-short.
 
 use super::auth::{self, Access, Auth, Granted};
 use super::metrics_route::{self, MetricsPolicy};

@@ -1,4 +1,4 @@
-//! Every request's credentials and origin (DESIGN section 7), checked in one middleware
+//! Every request's credentials and origin (docs/security.md#1-the-model-in-short), checked in one middleware
 //! ([`guard`]) before any route runs, and the per-route requirements ([`require_viewer`],
 //! [`require_admin`]).
 //!

@@ -1,4 +1,4 @@
-//! DNS-rebinding and cross-origin defence (DESIGN section 7): a request must name a `Host` on the
+//! DNS-rebinding and cross-origin defence (docs/security.md#1-the-model-in-short): a request must name a `Host` on the
 //! allow-list (loopback names always; IP addresses and this machine's name when listening beyond
 //! loopback; the `--public-url` host), and an `Origin`, when a request carries one, must be this
 //! server's own scheme, host and port exactly.

@@ -1,5 +1,5 @@
 //! `/metrics`: the latest frame and diagnosis of every host, in the Prometheus text format 0.0.4
-//! (DESIGN section 11), written by the official `prometheus-client` crate's encoder.
+//! (docs/architecture.md#10-prometheus-metrics-contract), written by the official `prometheus-client` crate's encoder.
 //!
 //! A scrape never samples. [`Scrape::of_fleet`] takes what the hubs already hold (each hub's
 //! newest frame, decoded once per frame on first demand, and its latest diagnosis) and

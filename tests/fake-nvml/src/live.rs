@@ -30,7 +30,9 @@ pub(crate) fn live() -> MutexGuard<'static, Option<Live>> {
 /// Reads and parses the script named by `FAKE_NVML_SCRIPT`; the message names file and problem.
 pub fn load_script_from_env() -> Result<Scenario, String> {
     let path = std::env::var_os(SCRIPT_ENV).ok_or_else(|| {
-        format!("{SCRIPT_ENV} is not set: name a script file (DESIGN section 10)")
+        format!(
+            "{SCRIPT_ENV} is not set: name a script file (docs/architecture.md#9-how-it-is-tested)"
+        )
     })?;
     let shown = std::path::Path::new(&path).display().to_string();
     let text = std::fs::read_to_string(&path)

@@ -16,7 +16,7 @@ fn device(json: &str) -> Device {
 
 #[test]
 fn parses_the_design_example() {
-    let s = parse(EXAMPLE).expect("the DESIGN example parses");
+    let s = parse(EXAMPLE).expect("the documented example parses");
     assert_eq!(s.driver_version.as_deref(), Some("580.00"));
     let d = &s.devices[0];
     assert_eq!(d.name, "NVIDIA H100 80GB HBM3");

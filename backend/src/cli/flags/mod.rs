@@ -1,4 +1,4 @@
-//! Command-line flags (DESIGN section 3). Every flag has a `VRAMIO_*` environment variable; bad
+//! Command-line flags (docs/architecture.md#4-commands-and-flags). Every flag has a `VRAMIO_*` environment variable; bad
 //! flags exit with 64 (EX_USAGE) so they never collide with `check`'s 0-3.
 //!
 //! The commands and the sampling flags are here; [`serving`] holds the flags of the commands that

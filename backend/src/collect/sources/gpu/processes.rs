@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// How often a device's process lists are read; memory and utilization are read every tick.
-/// DESIGN section 5 allows the slower cadence: the holders of GPU memory change when a job starts
+/// docs/architecture.md#5-what-a-frame-holds allows the slower cadence: the holders of GPU memory change when a job starts
 /// or exits, which a few seconds show soon enough, while the lists cost four NVML calls and a
 /// `/proc` read per process. Each frame says when its list was read (`processes_t_ms`).
 pub const PROCESS_LIST_PERIOD: Duration = Duration::from_secs(3);
