@@ -70,10 +70,7 @@ fn whole_disk_of(dir: &Path) -> Result<String, String> {
         .to_owned())
 }
 
-/// `CI` set to anything but empty, `0` or `false`.
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
-}
+use loop_mount::in_ci;
 
 /// Where the test writes and the disk it watches there: `ProcDiskstats` itself, or, on a loop
 /// device (which vramio leaves out of its disks: snaps and images are not storage a job waits on),

@@ -223,7 +223,22 @@ fn beside_a_running_server_stream_relays_its_history_and_seq() {
     let state = tmp.join("state");
     let script = fake_nvml::write_script(&vramio_bin::one_gpu_script(std::process::id()));
     let server = Server::start(&state, script.path(), &["--port", "0"]);
-    std::thread::sleep(Duration::from_millis(1200));
+    // Frames from before the stream starts: wait until the server holds a few (it was a fixed
+    // sleep, which a slow machine could outlast).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut first = None;
+    loop {
+        let health = health(server.authority(), server.token());
+        let last = health["last_seq"].as_u64();
+        first = first.or(last);
+        if let (Some(f), Some(l)) = (first, last)
+            && l >= f + 4
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no frames: {health}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let started_ms = shared_now_ms();
     let state_arg = state.to_string_lossy();
     let mut s = Stream::start(&["--state-dir", &state_arg], None, Some("info"));
@@ -244,6 +259,25 @@ fn beside_a_running_server_stream_relays_its_history_and_seq() {
         !stderr.contains(server.token()),
         "the token stays out of logs"
     );
+}
+
+/// `GET /api/health` of a server on `authority`, as JSON (null when it does not answer).
+fn health(authority: &str, token: &str) -> serde_json::Value {
+    let Ok(mut c) = std::net::TcpStream::connect(authority) else {
+        return serde_json::Value::Null;
+    };
+    let req = format!(
+        "GET /api/health HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\n\
+         Connection: close\r\n\r\n"
+    );
+    let mut answer = String::new();
+    if c.write_all(req.as_bytes()).is_err() || c.read_to_string(&mut answer).is_err() {
+        return serde_json::Value::Null;
+    }
+    answer
+        .split_once("\r\n\r\n")
+        .and_then(|(_, body)| serde_json::from_str(body).ok())
+        .unwrap_or(serde_json::Value::Null)
 }
 
 fn shared_now_ms() -> u64 {

@@ -5,28 +5,27 @@
 //! Include with `#[path = "common/sshd.rs"] mod sshd;`.
 #![allow(dead_code, reason = "each test file uses the helpers it needs")]
 
+#[path = "ci.rs"]
+mod ci;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub const SSHD: &str = "/usr/sbin/sshd";
 
-/// Whether sshd and ssh are installed. Without them a test is skipped, except in CI (`CI` set),
-/// where `.ci/run` installs them and their absence is a failure.
+/// Whether sshd and ssh are installed. Without them a test is skipped, except in CI (the rule of
+/// `ci.rs`), where `.ci/run` installs them and their absence is a failure.
 pub fn available() -> bool {
     let ok = Path::new(SSHD).is_file()
         && Command::new("ssh")
             .arg("-V")
             .output()
             .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI needs openssh-server and openssh-client (apt-get install -y openssh-server openssh-client)"
-        );
-        eprintln!("skipped: no {SSHD} or ssh (apt-get install openssh-server openssh-client)");
-    }
-    ok
+    ok || ci::skip(
+        "this SSH test",
+        &format!("no {SSHD} or ssh (apt-get install openssh-server openssh-client)"),
+    )
 }
 
 /// A running sshd, killed when dropped, with its temp dir.
