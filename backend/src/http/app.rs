@@ -7,14 +7,15 @@
 //! admin (the share API). Bodies are bounded, responses are compressed when the client accepts
 //! it and carry the security headers of docs/security.md#1-the-model-in-short.
 
-use super::auth::{self, Access, Auth, Granted};
-use super::metrics_route::{self, MetricsPolicy};
+use super::auth::{self, Access, Granted};
+use super::error::{ApiCode, error_response};
+use super::metrics_route;
 use super::multi::{self, MultiParams};
-use super::session::{self, SessionParams, ViewLease};
+use super::session::{self, SessionParams, ViewLease, WS_WRITE_BUFFER};
 use super::share_routes;
-use super::slots::{Holder, ViewerSlots};
+use super::slots::Holder;
+use super::state::AppState;
 use crate::hub::Hub;
-use crate::hub::fleet::Fleet;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{DefaultBodyLimit, Extension, Query, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, Uri, header};
@@ -24,20 +25,13 @@ use axum::{Json, Router};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
+use std::time::Duration;
 use tower_http::compression::CompressionLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 /// Largest WebSocket message the server buffers from a client (the protocol's own limit,
 /// `MAX_CLIENT_MESSAGE_BYTES`, is enforced by the session with close code 1009).
 const WS_READ_LIMIT: usize = 64 * 1024;
-/// Most bytes tungstenite queues towards one client; a single message larger than this is refused
-/// (the session ends), so backfills are chunked below it. A slow client makes `send` wait on the
-/// flush, and the session lags behind the hub instead.
-pub(crate) const WS_WRITE_BUFFER: usize = 256 * 1024;
 /// Room for one read from a viewer's socket. Small on purpose: tungstenite zero-fills this much
 /// before every read attempt, and a session attempts one each time it wakes (for every frame it
 /// sends), so its default of 128 KiB cost a 128 KiB `memset` per frame per viewer. Client
@@ -49,66 +43,8 @@ const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
     style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
     frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-/// Shared state of every route.
-#[derive(Clone)]
-pub struct AppState {
-    /// The first host (the one `serve` samples): `/api/snapshot` and `/api/health` default to it.
-    pub hub: Hub,
-    /// Every host served (one for `serve`; the peers too for a hub).
-    pub fleet: Fleet,
-    /// Fires on shutdown: sessions send a Close frame and end.
-    pub shutdown: CancellationToken,
-    /// Tracks WebSocket sessions so shutdown can wait for their Close frames.
-    pub sessions: TaskTracker,
-    pub started: Instant,
-    /// Credentials, origins and share links.
-    pub auth: Auth,
-    /// The WebSocket viewer slots: bounded in all, per share link, with a reserve for the admin.
-    pub viewers: ViewerSlots,
-    /// Who may scrape `/metrics` and how it labels hosts.
-    pub metrics: MetricsPolicy,
-    /// The replay being served (`vramio replay`), for `/api/replay`.
-    pub replay: Option<Arc<crate::ingest::player::Replay>>,
-}
-
 /// Largest request body any route reads (share requests and claims are a few hundred bytes).
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
-
-impl AppState {
-    /// A server for `hub` that authenticates as `auth` says ([`Auth::disabled`] for none).
-    pub fn new(hub: Hub, auth: Auth) -> Self {
-        AppState::for_fleet(Fleet::single(hub), auth)
-    }
-
-    /// A server for every host of `fleet` (which must not be empty).
-    pub fn for_fleet(fleet: Fleet, auth: Auth) -> Self {
-        let hub_mode = fleet.len() > 1;
-        let hub = fleet.hubs().first().cloned().unwrap_or_else(|| {
-            Hub::new(
-                "none",
-                std::time::Duration::from_secs(1),
-                crate::hub::HubConfig::for_interval(std::time::Duration::from_secs(1)),
-            )
-        });
-        AppState {
-            hub,
-            fleet,
-            shutdown: CancellationToken::new(),
-            sessions: TaskTracker::new(),
-            started: Instant::now(),
-            auth,
-            metrics: MetricsPolicy {
-                options: crate::metrics::Options {
-                    hub_mode,
-                    show_users: false,
-                },
-                public: false,
-            },
-            viewers: ViewerSlots::default(),
-            replay: None,
-        }
-    }
-}
 
 /// Every route of the server.
 pub fn app(state: AppState) -> Router<()> {
@@ -186,7 +122,7 @@ async fn ws(
     let Some(permit) = state.viewers.take(holder) else {
         return error_response(
             StatusCode::SERVICE_UNAVAILABLE,
-            "too_many_viewers",
+            ApiCode::TooManyViewers,
             "this vramio serves as many viewers as it allows; try again later",
         );
     };
@@ -289,7 +225,7 @@ fn scoped_hub(state: &AppState, host: &str) -> Result<Hub, Box<Response>> {
         .ok_or_else(|| {
             Box::new(error_response(
                 StatusCode::NOT_FOUND,
-                "unknown_host",
+                ApiCode::UnknownHost,
                 "the host this link shows is not served here",
             ))
         })
@@ -302,7 +238,7 @@ fn pick_host(state: &AppState, name: Option<&str>) -> Result<Hub, Box<Response>>
         Some(n) => state.fleet.find(n).map(|(_, h)| h.clone()).ok_or_else(|| {
             Box::new(error_response(
                 StatusCode::NOT_FOUND,
-                "unknown_host",
+                ApiCode::UnknownHost,
                 &format!(
                     "no host {n:?} here; hosts: {}",
                     state.fleet.names().join(", ")
@@ -322,7 +258,7 @@ async fn snapshot(
     if scope.is_some() && q.host.is_some() && q.host.as_deref() != scope {
         return error_response(
             StatusCode::FORBIDDEN,
-            "forbidden",
+            ApiCode::Forbidden,
             "this link shows one host",
         );
     }
@@ -344,7 +280,7 @@ async fn snapshot(
     } else {
         error_response(
             StatusCode::SERVICE_UNAVAILABLE,
-            "no_frame_yet",
+            ApiCode::NoFrameYet,
             "the first sample has not been taken yet; retry in a second",
         )
     }
@@ -398,7 +334,7 @@ async fn replay(State(state): State<AppState>) -> Response {
         Some(r) => Json(r.info()).into_response(),
         None => error_response(
             StatusCode::NOT_FOUND,
-            "not_replaying",
+            ApiCode::NotReplaying,
             "this server shows live data, not a replay",
         ),
     }
@@ -413,7 +349,7 @@ async fn steer_replay(
     let Some(r) = &state.replay else {
         return error_response(
             StatusCode::NOT_FOUND,
-            "not_replaying",
+            ApiCode::NotReplaying,
             "this server shows live data, not a replay",
         );
     };
@@ -422,7 +358,7 @@ async fn steer_replay(
         .as_deref()
         .map(crate::ingest::player::Speed::parse)
     {
-        Some(Err(why)) => return error_response(StatusCode::BAD_REQUEST, "bad_speed", &why),
+        Some(Err(why)) => return error_response(StatusCode::BAD_REQUEST, ApiCode::BadSpeed, &why),
         Some(Ok(s)) => Some(s),
         None => None,
     };
@@ -438,7 +374,7 @@ async fn steer_replay(
         if !made {
             return error_response(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "seek_pending",
+                ApiCode::SeekPending,
                 "the player has not made the jump yet; it will",
             );
         }
@@ -532,16 +468,11 @@ async fn schema() -> Json<serde_json::Value> {
 async fn api_not_found(uri: Uri) -> Response {
     error_response(
         StatusCode::NOT_FOUND,
-        "not_found",
+        ApiCode::NotFound,
         &format!("no API route {}", uri.path()),
     )
 }
 
 async fn static_file(uri: Uri, headers: axum::http::HeaderMap) -> Response {
     super::assets::serve(uri, headers).await
-}
-
-/// An [`shared::access::ApiError`] body with `code`.
-pub fn error_response(code: StatusCode, id: &str, message: &str) -> Response {
-    (code, Json(json!({ "error": id, "message": message }))).into_response()
 }

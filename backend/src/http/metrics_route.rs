@@ -2,21 +2,14 @@
 //! Unix-socket server started with `--metrics-public`), and the exposition itself, encoded off
 //! the async thread.
 
-use super::app::{AppState, error_response};
 use super::auth::{Access, Granted, unauthorized};
-use crate::metrics::{self, Scrape};
+use super::error::{ApiCode, error_response};
+use super::state::AppState;
+pub use super::state::MetricsPolicy;
+use crate::metrics::Scrape;
 use axum::extract::{Extension, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-
-/// How `/metrics` is served.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct MetricsPolicy {
-    pub options: metrics::Options,
-    /// `--metrics-public`: no credential needed (the server checked at start-up that it listens
-    /// on loopback or a Unix socket only).
-    pub public: bool,
-}
 
 pub async fn metrics(
     State(state): State<AppState>,
@@ -28,7 +21,7 @@ pub async fn metrics(
         (Some(Access::Viewer(_)), _) => {
             return error_response(
                 StatusCode::FORBIDDEN,
-                "forbidden",
+                ApiCode::Forbidden,
                 "a share link shows the live page only; /metrics needs a token",
             );
         }
@@ -47,7 +40,7 @@ pub async fn metrics(
             let h = resp.headers_mut();
             h.insert(
                 header::CONTENT_TYPE,
-                HeaderValue::from_static(metrics::CONTENT_TYPE),
+                HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
             );
             h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             resp
@@ -56,7 +49,7 @@ pub async fn metrics(
             tracing::error!("cannot encode /metrics");
             error_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "metrics_failed",
+                ApiCode::MetricsFailed,
                 "the metrics could not be encoded; see the server's log",
             )
         }

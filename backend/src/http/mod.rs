@@ -7,6 +7,7 @@
 pub mod app;
 pub mod assets;
 pub mod auth;
+pub mod error;
 pub mod listen;
 pub mod metrics_route;
 pub mod multi;
@@ -15,5 +16,7 @@ pub mod same_origin;
 pub mod session;
 pub mod share_routes;
 pub mod slots;
+pub mod state;
 
-pub use app::{AppState, app};
+pub use app::app;
+pub use state::AppState;

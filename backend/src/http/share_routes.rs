@@ -5,9 +5,10 @@
 //! Every bad link, whatever is wrong with it (unknown, malformed, expired, revoked, a wrong
 //! secret), gets the same 404 bytes, so links cannot be told apart or walked.
 
-use super::app::{AppState, error_response};
 use super::auth::{Access, Granted, now_ms};
+use super::error::{ApiCode, error_response};
 use super::same_origin::{origin_of, split_authority};
+use super::state::AppState;
 use crate::access::shares::{ShareError, Standing};
 use axum::Json;
 use axum::body::Bytes;
@@ -124,17 +125,19 @@ fn base(state: &AppState, headers: &HeaderMap) -> String {
 fn share_error(e: &ShareError) -> Response {
     match e {
         ShareError::Off(reason) => {
-            error_response(StatusCode::SERVICE_UNAVAILABLE, "sharing_off", reason)
+            error_response(StatusCode::SERVICE_UNAVAILABLE, ApiCode::SharingOff, reason)
         }
-        ShareError::Invalid(why) => error_response(StatusCode::BAD_REQUEST, "bad_request", why),
+        ShareError::Invalid(why) => {
+            error_response(StatusCode::BAD_REQUEST, ApiCode::BadRequest, why)
+        }
         ShareError::TooMany => {
-            error_response(StatusCode::CONFLICT, "too_many_shares", &e.to_string())
+            error_response(StatusCode::CONFLICT, ApiCode::TooManyShares, &e.to_string())
         }
         ShareError::Write(_) | ShareError::Random(_) | ShareError::Worker(_) => {
             tracing::error!(error = %e, "share store");
             error_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "share_store",
+                ApiCode::ShareStore,
                 &e.to_string(),
             )
         }
@@ -166,7 +169,7 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Byt
         Err(e) => {
             return error_response(
                 StatusCode::BAD_REQUEST,
-                "bad_request",
+                ApiCode::BadRequest,
                 &format!("cannot read the request: {e}"),
             );
         }
@@ -176,7 +179,7 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Byt
     {
         return error_response(
             StatusCode::BAD_REQUEST,
-            "unknown_host",
+            ApiCode::UnknownHost,
             &format!(
                 "no host {h:?} here; hosts: {}",
                 state.fleet.names().join(", ")
@@ -206,7 +209,11 @@ pub async fn revoke(State(state): State<AppState>, Path(id): Path<String>) -> Re
             tracing::info!(id = %id, "share link revoked");
             StatusCode::NO_CONTENT.into_response()
         }
-        Ok(false) => error_response(StatusCode::NOT_FOUND, "not_found", "no such share link"),
+        Ok(false) => error_response(
+            StatusCode::NOT_FOUND,
+            ApiCode::NotFound,
+            "no such share link",
+        ),
         Err(e) => share_error(&e),
     }
 }

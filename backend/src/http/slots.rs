@@ -149,8 +149,14 @@ mod tests {
         );
         drop(b);
         assert!(slots.take(link("a")).is_none(), "a still holds its share");
-        assert!(slots.take(link("c")).is_some());
-        drop(a);
-        assert_eq!(slots.in_use(), 2, "the admin's two");
+        assert!(
+            slots.take(link("c")).is_none(),
+            "a's 3 and the admin's 2 fill the 4 slots links may use"
+        );
+        drop(admin);
+        let c = slots.take(link("c")).expect("room once the admin left");
+        assert_eq!(slots.in_use(), 4);
+        drop((a, c));
+        assert_eq!(slots.in_use(), 0, "every slot given back");
     }
 }

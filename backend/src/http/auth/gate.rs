@@ -3,6 +3,7 @@
 
 use super::{ADMIN_COOKIE_MAX_AGE_S, Access, Auth, Decision, Granted, cookie, query_without_token};
 use crate::access::token::Token;
+use crate::http::error::ApiCode;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -11,9 +12,9 @@ use axum::response::{Html, IntoResponse, Response};
 /// 401 with the hint for people; JSON for the API and `/ws`, a short page elsewhere.
 pub fn unauthorized(path: &str) -> Response {
     let mut resp = if path.starts_with("/api/") || path == "/ws" {
-        crate::http::app::error_response(
+        crate::http::error::error_response(
             StatusCode::UNAUTHORIZED,
-            "unauthorized",
+            ApiCode::Unauthorized,
             shared::access::UNAUTHORIZED_HINT,
         )
     } else {
@@ -97,9 +98,9 @@ pub async fn require_viewer(req: Request, next: Next) -> Response {
 
 /// 403 for the scrape token anywhere but `/metrics`.
 pub fn scrape_only() -> Response {
-    crate::http::app::error_response(
+    crate::http::error::error_response(
         StatusCode::FORBIDDEN,
-        "forbidden",
+        ApiCode::Forbidden,
         "the scrape token reads /metrics only",
     )
 }
@@ -108,9 +109,9 @@ pub fn scrape_only() -> Response {
 pub async fn require_admin(req: Request, next: Next) -> Response {
     match granted(&req) {
         None => unauthorized(req.uri().path()),
-        Some(Access::Viewer(_)) => crate::http::app::error_response(
+        Some(Access::Viewer(_)) => crate::http::error::error_response(
             StatusCode::FORBIDDEN,
-            "forbidden",
+            ApiCode::Forbidden,
             "a share link shows the live page only",
         ),
         Some(Access::Scrape) => scrape_only(),

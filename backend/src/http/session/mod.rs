@@ -38,9 +38,13 @@ const STALE_MARGIN: Duration = Duration::from_millis(50);
 /// Most frames per `backfill` message.
 pub const BACKFILL_CHUNK: usize = 120;
 /// Most bytes of frames per `backfill` message (a single larger frame still goes alone). Half the
-/// socket's write-buffer limit ([`super::app::WS_WRITE_BUFFER`]): tungstenite refuses a message
+/// socket's write-buffer limit ([`WS_WRITE_BUFFER`]): tungstenite refuses a message
 /// larger than that limit outright, which would end the session.
-pub const BACKFILL_CHUNK_BYTES: usize = super::app::WS_WRITE_BUFFER / 2;
+pub const BACKFILL_CHUNK_BYTES: usize = WS_WRITE_BUFFER / 2;
+/// Most bytes tungstenite queues towards one client; a single message larger than this is refused
+/// (the session ends), so backfills are chunked below it. A slow client makes `send` wait on the
+/// flush, and the session lags behind the hub instead.
+pub const WS_WRITE_BUFFER: usize = 256 * 1024;
 
 /// Why a session ended.
 #[derive(Debug, PartialEq, Eq)]

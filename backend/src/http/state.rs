@@ -1,0 +1,79 @@
+//! The state every route shares ([`AppState`]): the hosts served, auth, the viewer slots, the
+//! shutdown signal and the replay being served. A leaf of `http/`: routes import it, it imports
+//! no route.
+
+use super::auth::Auth;
+use super::slots::ViewerSlots;
+use crate::hub::Hub;
+use crate::hub::fleet::Fleet;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// How `/metrics` is served.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MetricsPolicy {
+    pub options: crate::metrics::Options,
+    /// `--metrics-public`: no credential needed (the server checked at start-up that it listens
+    /// on loopback or a Unix socket only).
+    pub public: bool,
+}
+
+/// Shared state of every route.
+#[derive(Clone)]
+pub struct AppState {
+    /// The first host (the one `serve` samples): `/api/snapshot` and `/api/health` default to it.
+    pub hub: Hub,
+    /// Every host served (one for `serve`; the peers too for a hub).
+    pub fleet: Fleet,
+    /// Fires on shutdown: sessions send a Close frame and end.
+    pub shutdown: CancellationToken,
+    /// Tracks WebSocket sessions so shutdown can wait for their Close frames.
+    pub sessions: TaskTracker,
+    pub started: Instant,
+    /// Credentials, origins and share links.
+    pub auth: Auth,
+    /// The WebSocket viewer slots: bounded in all, per share link, with a reserve for the admin.
+    pub viewers: ViewerSlots,
+    /// Who may scrape `/metrics` and how it labels hosts.
+    pub metrics: MetricsPolicy,
+    /// The replay being served (`vramio replay`), for `/api/replay`.
+    pub replay: Option<Arc<crate::ingest::player::Replay>>,
+}
+
+impl AppState {
+    /// A server for `hub` that authenticates as `auth` says ([`Auth::disabled`] for none).
+    pub fn new(hub: Hub, auth: Auth) -> Self {
+        AppState::for_fleet(Fleet::single(hub), auth)
+    }
+
+    /// A server for every host of `fleet` (which must not be empty).
+    pub fn for_fleet(fleet: Fleet, auth: Auth) -> Self {
+        let hub_mode = fleet.len() > 1;
+        let hub = fleet.hubs().first().cloned().unwrap_or_else(|| {
+            Hub::new(
+                "none",
+                std::time::Duration::from_secs(1),
+                crate::hub::HubConfig::for_interval(std::time::Duration::from_secs(1)),
+            )
+        });
+        AppState {
+            hub,
+            fleet,
+            shutdown: CancellationToken::new(),
+            sessions: TaskTracker::new(),
+            started: Instant::now(),
+            auth,
+            metrics: MetricsPolicy {
+                options: crate::metrics::Options {
+                    hub_mode,
+                    show_users: false,
+                },
+                public: false,
+            },
+            viewers: ViewerSlots::default(),
+            replay: None,
+        }
+    }
+}
