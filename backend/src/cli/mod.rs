@@ -7,6 +7,7 @@ pub mod check;
 pub mod client;
 pub mod flags;
 pub mod import;
+pub mod names;
 pub mod record;
 pub mod replay;
 pub mod serve;

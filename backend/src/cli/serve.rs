@@ -124,7 +124,10 @@ async fn serve_async(
         .map(|(_, a)| crate::http::same_origin::host_of(a));
     let mut names: Vec<String> = public_host.into_iter().collect();
     if beyond_loopback {
+        // The name this host reports (`--name`), and every name the machine answers to: its
+        // hostname, short name and FQDN (`ws://gpu3.lab.example` reaches a server named `gpu3`).
         names.push(host.to_ascii_lowercase());
+        names.extend(super::names::machine_names());
     }
     let policy = HostPolicy {
         any_ip: beyond_loopback,
