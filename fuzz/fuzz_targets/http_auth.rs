@@ -36,7 +36,8 @@ const SECRET: &str = "NCgO2YRgFBRyd5Hq36BgMyGcVFSt-AFwC278Oq-4QTQ";
 /// Time for share links: after the expired link's end, before the active one's.
 const NOW_MS: u64 = 1_800_000_000_000;
 
-/// The share store, written once into a fresh private directory under the system's temp dir.
+/// The share store, written once into a fresh private directory under the system's temp dir,
+/// which is removed once the store is read.
 fn shares() -> &'static Shares {
     static SHARES: OnceLock<Shares> = OnceLock::new();
     SHARES.get_or_init(|| {
@@ -49,6 +50,8 @@ fn shares() -> &'static Shares {
             .expect("write shares.json");
         let shares = Shares::open(dir);
         assert_eq!(shares.off_reason(), None, "the seed store verifies");
+        // Read once at open; checks never touch the files again, so nothing is left behind.
+        let _ = std::fs::remove_dir_all(&path);
         shares
     })
 }
