@@ -1,9 +1,11 @@
-//! Build orchestration, no trunk and nothing downloaded: `cargo xtask run|test|dist|bundle`.
+//! Build orchestration, no trunk and nothing downloaded: `cargo xtask run|test|dist|bundle|fuzz`.
 //!
 //! `bundle` compiles the Leptos frontend to wasm32, runs wasm-bindgen (as a library, pinned to the
 //! same version as the frontend's `wasm-bindgen`) and copies `static/` beside it into
 //! `frontend/dist`, which the backend embeds. `run` and `dist` build that bundle first; `test` runs
-//! everything CI runs.
+//! everything CI runs, ending with a short run of every fuzz target (`fuzz.rs`).
+
+mod fuzz;
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -29,9 +31,10 @@ fn real_main() -> Result<()> {
         "run" => run(&rest),
         "dist" => dist(),
         "test" => test(&rest),
+        "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\n  run [-- FLAGS]  build the page, then `vramio serve FLAGS` on this host\n  test            everything CI runs: fmt, clippy (native and wasm32), all tests\n  dist            release binary target/release/vramio with the page embedded\n  bundle          only build the page into frontend/dist"
+                "usage: cargo xtask <task>\n\n  run [-- FLAGS]  build the page, then `vramio serve FLAGS` on this host\n  test            everything CI runs: fmt, clippy (native and wasm32), all tests, a short fuzz run\n  dist            release binary target/release/vramio with the page embedded\n  bundle          only build the page into frontend/dist\n  fuzz [TARGET] [SECS]  build the fuzz targets (cargo-fuzz, stable) and run each, or TARGET, for SECS s (default 60)"
             );
             bail!("unknown task `{task}`");
         }
@@ -256,6 +259,7 @@ fn test(extra: &[String]) -> Result<()> {
         c.args(extra);
         status(c)
     })?;
+    step("fuzz (every target briefly)", fuzz::ci)?;
     eprintln!(
         "xtask: all checks passed in {:.0} s",
         t0.elapsed().as_secs_f64()

@@ -75,6 +75,17 @@ pub fn well_formed_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// Whether a `share-key` and a `shares.json` holding these bytes (`None`: no such file) would
+/// open: the number of verified links, or why sharing would be off. [`Shares::open`]'s checks
+/// without a directory, for the fuzz target.
+pub fn check_files(key: Option<&[u8]>, store: Option<&[u8]>) -> Result<usize, String> {
+    let (key_path, store_path) = (
+        std::path::Path::new(KEY_FILE),
+        std::path::Path::new(STORE_FILE),
+    );
+    store::check(key, store, key_path, store_path).map(|(_, records)| records.len())
+}
+
 enum Inner {
     Off {
         reason: String,

@@ -59,6 +59,15 @@ mod tests {
         assert_eq!(j.gpu_mem_warn_pct, Thresholds::default().gpu_mem_warn_pct);
     }
 
+    /// Found by the `config_files` fuzz target: thresholds written as JSON read back one unit in
+    /// the last place off (serde_json's default float parser).
+    #[test]
+    fn thresholds_written_as_json_read_back_exactly() {
+        let t = parse_thresholds("await_min_ms=7444444000000073").expect("toml");
+        let json = serde_json::to_string(&t).expect("json");
+        assert_eq!(parse_thresholds(&json), Ok(t), "{json}");
+    }
+
     #[test]
     fn typos_and_bad_values_are_named() {
         let e = parse_thresholds("gpu_mem_warm_pct = 80.0\n").expect_err("typo");

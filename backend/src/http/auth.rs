@@ -11,7 +11,9 @@
 
 mod gate;
 
-pub use gate::{guard, require_admin, require_viewer, scrape_only, unauthorized};
+pub use gate::{
+    guard, location_without_token, require_admin, require_viewer, scrape_only, unauthorized,
+};
 
 use super::same_origin::{HostPolicy, origin_of, parse_origin, split_authority};
 use crate::access::shares::{Grant, Shares, Standing};

@@ -21,7 +21,15 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 
 /// `y-m-d h:mi:s.ms` UTC to ms since the epoch; `None` for an impossible date or one before 1970.
 pub fn civil_ms(y: i64, m: u32, d: u32, h: u32, mi: u32, s: u32, ms: u32) -> Option<u64> {
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 || ms > 999 {
+    // Years beyond four digits are no log's time (and would overflow the day count).
+    if !(1970..=9999).contains(&y)
+        || !(1..=12).contains(&m)
+        || !(1..=31).contains(&d)
+        || h > 23
+        || mi > 59
+        || s > 60
+        || ms > 999
+    {
         return None;
     }
     let days = days_from_civil(y, m, d);
@@ -266,6 +274,15 @@ mod tests {
         ] {
             assert_eq!(parse(text), None, "{text}");
         }
+    }
+
+    /// Found by the `clock` fuzz target: a 12-digit year overflowed the day count (a panic with
+    /// overflow checks on, a wrong time without).
+    #[test]
+    fn a_year_of_twelve_digits_is_no_time() {
+        assert_eq!(civil_ms(927_151_279_151, 1, 5, 2, 0, 1, 0), None);
+        assert_eq!(parse("u Jan 5 2:0:1 927151279151"), None);
+        assert_eq!(civil_ms(i64::MIN, 1, 1, 0, 0, 0, 0), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use super::lines::{Line, LineReader, too_long};
 use super::model::{Emit, Importer, Note, Sample};
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 /// A format vramio can import.
@@ -62,10 +62,16 @@ pub fn head(path: &Path) -> Result<Vec<String>, OpenError> {
         path: path.to_owned(),
         source,
     };
-    let mut lines = LineReader::new(BufReader::new(File::open(path).map_err(io)?));
+    head_of(BufReader::new(File::open(path).map_err(io)?)).map_err(io)
+}
+
+/// The first non-empty lines of `input` (at most [`HEAD_LINES`]): [`head`] without the file, for
+/// callers that hold the text (the fuzz target).
+pub fn head_of(input: impl BufRead) -> std::io::Result<Vec<String>> {
+    let mut lines = LineReader::new(input);
     let mut head = Vec::new();
     while head.len() < HEAD_LINES {
-        match lines.next_line().map_err(io)? {
+        match lines.next_line()? {
             None => break,
             Some(Line::Text(_, t)) if !t.trim().is_empty() => head.push(t.into_owned()),
             Some(_) => {}

@@ -11,6 +11,7 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use std::collections::BTreeMap;
+use std::path::Path;
 use subtle::ConstantTimeEq;
 
 pub(super) const STORE_VERSION: u32 = 1;
@@ -112,36 +113,17 @@ pub(super) fn load(dir: &StateDir) -> Result<(Key, BTreeMap<String, Record>), St
         format!("{problem}; sharing is off until it is fixed (the file is kept as it is)")
     };
     let key_bytes = dir.read(KEY_FILE).map_err(|e| off(e.to_string()))?;
-    let key = match &key_bytes {
-        Some(b) => Some(
-            Key::parse(b)
-                .ok_or_else(|| off(format!("{} is not 64 hex digits", key_path.display())))?,
-        ),
-        None => None,
-    };
     let store = dir.read(STORE_FILE).map_err(|e| off(e.to_string()))?;
-    let records: Vec<Record> = match &store {
-        None => Vec::new(),
-        Some(bytes) => {
-            let file: StoreFile = serde_json::from_slice(bytes).map_err(|e| {
-                off(format!(
-                    "{} is not a vramio share store: {e}",
-                    store_path.display()
-                ))
-            })?;
-            if file.version != STORE_VERSION {
-                return Err(off(format!(
-                    "{} is version {}; this vramio reads version {STORE_VERSION}",
-                    store_path.display(),
-                    file.version
-                )));
-            }
-            file.shares
-        }
-    };
+    let (key, map) = check(
+        key_bytes.as_deref(),
+        store.as_deref(),
+        &key_path,
+        &store_path,
+    )
+    .map_err(off)?;
     let key = match key {
         Some(k) => k,
-        None if records.is_empty() => {
+        None => {
             let k = Key::generate().map_err(|e| off(e.to_string()))?;
             let made = dir
                 .create_exclusive(KEY_FILE, hex(&k.0).as_bytes())
@@ -158,26 +140,63 @@ pub(super) fn load(dir: &StateDir) -> Result<(Key, BTreeMap<String, Record>), St
                     .ok_or_else(|| off(format!("{} is not 64 hex digits", key_path.display())))?
             }
         }
-        None => {
-            return Err(off(format!(
-                "{} holds {} share links but {} is missing, so none can be checked",
-                store_path.display(),
-                records.len(),
-                key_path.display()
-            )));
+    };
+    Ok((key, map))
+}
+
+/// The key and the verified records from the bytes of `share-key` and `shares.json` (`None`:
+/// the file is missing); the key is `None` only when there is none and no record needs one.
+/// `Err` says what is wrong, naming the files by `key_path` and `store_path`.
+pub(super) fn check(
+    key_bytes: Option<&[u8]>,
+    store: Option<&[u8]>,
+    key_path: &Path,
+    store_path: &Path,
+) -> Result<(Option<Key>, BTreeMap<String, Record>), String> {
+    let key = match key_bytes {
+        Some(b) => Some(
+            Key::parse(b).ok_or_else(|| format!("{} is not 64 hex digits", key_path.display()))?,
+        ),
+        None => None,
+    };
+    let records: Vec<Record> = match store {
+        None => Vec::new(),
+        Some(bytes) => {
+            let file: StoreFile = serde_json::from_slice(bytes).map_err(|e| {
+                format!("{} is not a vramio share store: {e}", store_path.display())
+            })?;
+            if file.version != STORE_VERSION {
+                return Err(format!(
+                    "{} is version {}; this vramio reads version {STORE_VERSION}",
+                    store_path.display(),
+                    file.version
+                ));
+            }
+            file.shares
         }
+    };
+    let Some(key) = key else {
+        if records.is_empty() {
+            return Ok((None, BTreeMap::new()));
+        }
+        return Err(format!(
+            "{} holds {} share links but {} is missing, so none can be checked",
+            store_path.display(),
+            records.len(),
+            key_path.display()
+        ));
     };
     let mut map = BTreeMap::new();
     for r in records {
         if !well_formed_id(&r.id) || !bool::from(key.sign(&r).as_bytes().ct_eq(r.sig.as_bytes())) {
-            return Err(off(format!(
+            return Err(format!(
                 "the record {:?} in {} carries no valid signature (edited by hand, or signed \
                  with another {KEY_FILE})",
                 r.id.chars().take(40).collect::<String>(),
                 store_path.display()
-            )));
+            ));
         }
         map.insert(r.id.clone(), r);
     }
-    Ok((key, map))
+    Ok((Some(key), map))
 }

@@ -45,17 +45,7 @@ pub async fn guard(State(auth): State<Auth>, mut req: Request, next: Next) -> Re
             next.run(req).await
         }
         Decision::SetAdminCookie { port } => {
-            // `//host` would be a redirect to another site: only ever a path on this one.
-            let path = match req.uri().path() {
-                p if p.starts_with("//") => "/",
-                p => p,
-            };
-            let rest = query_without_token(req.uri().query().unwrap_or(""));
-            let location = if rest.is_empty() {
-                path.to_owned()
-            } else {
-                format!("{path}?{rest}")
-            };
+            let location = location_without_token(req.uri().path(), req.uri().query());
             let token = auth.inner.token.as_ref().map_or("", Token::expose);
             let set = cookie(
                 &format!("vramio-{port}"),
@@ -80,6 +70,19 @@ pub async fn guard(State(auth): State<Auth>, mut req: Request, next: Next) -> Re
             unauthorized(req.uri().path())
         }
         Decision::Refuse(code, why) => (code, format!("{why}\n")).into_response(),
+    }
+}
+
+/// Where a request with a good `?token=` is sent: its path, with the query less its `token`
+/// parameters. Only ever a path on this site: `//host` would be a redirect to another, so such
+/// a path becomes `/`.
+pub fn location_without_token(path: &str, query: Option<&str>) -> String {
+    let path = if path.starts_with("//") { "/" } else { path };
+    let rest = query_without_token(query.unwrap_or(""));
+    if rest.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{rest}")
     }
 }
 

@@ -303,3 +303,14 @@ fn hostile_input_never_panics() {
         hostile(text, &|| Box::new(importer()), &[sniff]);
     }
 }
+
+/// Found by the `clock` fuzz target (`regressions/clock/civil-ms-year-overflow.txt`), and it
+/// reaches this importer, which hands every line outside a table to `clock::parse`: a `date`
+/// line with a 12-digit year overflows `i64` in `clock::civil_ms` (a panic where overflow checks
+/// are on, a wrong time where they are off).
+#[test]
+fn a_date_line_with_a_twelve_digit_year_is_no_time() {
+    let (samples, _) = read("u Jan 5 2:0:1 927151279151\n");
+    assert!(samples.is_empty());
+    assert_eq!(t("u Jan 5 2:0:1 927151279151"), None);
+}

@@ -1,0 +1,59 @@
+//! Fuzz target `peer_msg`: what a peer (`vramio serve` over WebSocket, `vramio stream` over ssh)
+//! sends a hub. Each message (the input split at ASCII RS, 0x1E, as in JSON text sequences) is
+//! decoded as a `shared::ServerMsg` and, when it decodes, encoded and decoded again (equal; for
+//! `history`, whose figures the wire rounds, from the encoded form on); then
+//! the messages, after a valid `hello`, go through `peers::feed::Feed::apply` into a real `Hub`,
+//! whose own encoding of each frame must decode again (its sessions rely on that).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use shared::{Frame, ServerMsg};
+use std::time::Duration;
+use vramio::hub::{Hub, HubConfig};
+use vramio::peers::feed::Feed;
+
+/// Messages per input: a hub reads one at a time; a few cover the order rules.
+const AT_MOST: usize = 8;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let messages: Vec<&str> = text.split('\u{1e}').take(AT_MOST).collect();
+    for m in &messages {
+        if let Ok(msg) = serde_json::from_str::<ServerMsg>(m) {
+            let encoded = serde_json::to_string(&msg).expect("a ServerMsg encodes");
+            let again: ServerMsg =
+                serde_json::from_str(&encoded).expect("an encoded ServerMsg decodes");
+            if matches!(msg, ServerMsg::History { .. }) {
+                // `history` figures go on the wire rounded to 0.01 (shared::history), so the
+                // round trip starts from the encoded form.
+                let encoded = serde_json::to_string(&again).expect("a ServerMsg encodes");
+                let third: ServerMsg =
+                    serde_json::from_str(&encoded).expect("an encoded ServerMsg decodes");
+                assert_eq!(third, again, "{encoded}");
+            } else {
+                assert_eq!(again, msg, "{encoded}");
+            }
+        }
+    }
+    let interval = Duration::from_secs(1);
+    let hub = Hub::new("peer", interval, HubConfig::for_interval(interval));
+    let mut feed = Feed::default();
+    let hello = serde_json::to_string(&ServerMsg::hello(vec!["peer".into()], 1000, "fuzz"))
+        .expect("hello encodes");
+    feed.apply(&hello, &hub).expect("a valid hello");
+    for m in &messages {
+        let _ = feed.apply(m, &hub);
+        if let Some(entry) = hub.latest() {
+            let frame: Frame =
+                serde_json::from_str(entry.frame_json()).expect("the hub's frame decodes");
+            assert_eq!(frame.seq, entry.seq);
+            let _: Frame = serde_json::from_str(entry.frame_json_for(false))
+                .expect("the frame without users decodes");
+            let _: shared::history::Sample =
+                serde_json::from_str(entry.sample_json()).expect("the chart sample decodes");
+        }
+    }
+    let _ = hub.history_after(None);
+});
