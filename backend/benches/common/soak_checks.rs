@@ -190,7 +190,7 @@ pub fn shares(cycles: &[Cycle]) -> Vec<Check> {
     let one_host = cycles.iter().filter(|c| c.host.is_some()).count();
     let mut detail = format!(
         "{} links ({one_host} for one host) revoked, {messages} messages read before the revokes, \
-         close {SHARE_ENDED} at most {:.0} ms after the DELETE (limit {:?})",
+         close {SHARE_ENDED} at most {:.1} ms after the DELETE was answered (limit {:?})",
         cycles.len(),
         slowest.as_secs_f64() * 1000.0,
         CLOSE_WITHIN

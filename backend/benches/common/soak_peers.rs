@@ -214,7 +214,7 @@ pub fn reconnect_bound(down: Duration) -> Duration {
 
 /// Kills a random peer every 5 to 15 s until `kills_until` (one up for [`UP_BEFORE_KILL`] at
 /// least), keeps it down 0.5 to 12 s (one time in seven 25 to 45 s, so the backoff climbs), then
-/// starts it again; returns every outage once each is over.
+/// starts it again; returns every outage once each is over (after `stop`, no new kill).
 pub async fn chaos(
     peers: Arc<Peers>,
     health: HealthWatch,

@@ -60,13 +60,14 @@ pub fn behind_of(viewers: &[Arc<Viewer>], kind: Kind, newest: &BTreeMap<String, 
 
 pub fn print_header() {
     println!(
-        "{:>6} {:>8} {:>5} {:>7} {:>7} {:>5} | frames behind: {:>8} {:>12} {:>12} {:>5}",
+        "{:>6} {:>8} {:>5} {:>7} {:>7} {:>5} {:>6} | frames behind: {:>8} {:>12} {:>14} {:>5}",
         "t_s",
         "rss_MiB",
         "fds",
         "threads",
         "viewers",
         "up",
+        "held",
         "fast max",
         "slow mean/max",
         "recon mean/max",
