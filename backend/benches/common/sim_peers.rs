@@ -46,9 +46,35 @@ pub fn frame_template() -> shared::Frame {
     frame
 }
 
-/// One simulated peer: accepts WebSocket connections and streams a frame per second.
+/// One simulated peer named `name` (its `hello`'s `instance` too) that counts the frames it sent.
 pub async fn peer(listener: tokio::net::TcpListener, name: String, sent: Arc<AtomicU64>) {
+    let me = SimPeer {
+        instance: name.clone(),
+        name,
+        sent,
+        hellos: Arc::default(),
+    };
+    serve(listener, me).await;
+}
+
+/// Who a simulated peer is: the host it serves, its start (`hello`'s `instance`: another one
+/// tells the hub the peer started over), the frames it sent and the `hello`s it said.
+#[derive(Clone)]
+pub struct SimPeer {
+    pub name: String,
+    pub instance: String,
+    pub sent: Arc<AtomicU64>,
+    /// Counts connections greeted: the hub (re)connected.
+    pub hellos: Arc<AtomicU64>,
+}
+
+/// Accepts WebSocket connections one at a time and streams a frame per second to each. Frames
+/// are numbered on from the last connection's, as a server's are: a hub that reconnects to the
+/// same start resumes without taking new frames for old ones.
+pub async fn serve(listener: tokio::net::TcpListener, me: SimPeer) {
     let template = frame_template();
+    let name = me.name;
+    let mut seq = 1u64;
     loop {
         let Ok((tcp, _)) = listener.accept().await else {
             return;
@@ -56,7 +82,7 @@ pub async fn peer(listener: tokio::net::TcpListener, name: String, sent: Arc<Ato
         let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else {
             continue;
         };
-        let hello = shared::ServerMsg::hello(vec![name.clone()], 1000, "bench", &name);
+        let hello = shared::ServerMsg::hello(vec![name.clone()], 1000, "bench", &me.instance);
         if ws
             .send(Message::text(serde_json::to_string(&hello).expect("json")))
             .await
@@ -64,8 +90,8 @@ pub async fn peer(listener: tokio::net::TcpListener, name: String, sent: Arc<Ato
         {
             continue;
         }
+        me.hellos.fetch_add(1, Ordering::Relaxed);
         let mut tick = tokio::time::interval(Duration::from_secs(1));
-        let mut seq = 1u64;
         loop {
             tokio::select! {
                 _ = tick.tick() => {
@@ -79,7 +105,7 @@ pub async fn peer(listener: tokio::net::TcpListener, name: String, sent: Arc<Ato
                     if ws.send(Message::text(text)).await.is_err() {
                         break;
                     }
-                    sent.fetch_add(1, Ordering::Relaxed);
+                    me.sent.fetch_add(1, Ordering::Relaxed);
                 }
                 incoming = ws.next() => if incoming.is_none() { break },
             }
@@ -103,26 +129,40 @@ pub fn start_fleet(
     dir: &std::path::Path,
     sent: Arc<AtomicU64>,
 ) -> (Killed, String) {
-    std::fs::create_dir_all(dir).expect("temp dir");
-    let peers_file = dir.join("peers");
-    let mut file = std::fs::File::create(&peers_file).expect("peers file");
-    runtime.block_on(async {
+    let addrs: Vec<std::net::SocketAddr> = runtime.block_on(async {
+        let mut addrs = Vec::with_capacity(n);
         for i in 0..n {
             let l = tokio::net::TcpListener::bind("127.0.0.1:0")
                 .await
                 .expect("bind");
-            let addr = l.local_addr().expect("addr");
-            writeln!(file, "ws://{addr}").expect("write");
+            addrs.push(l.local_addr().expect("addr"));
             tokio::spawn(peer(l, format!("sim-{i}"), sent.clone()));
         }
+        addrs
     });
+    start_hub(&addrs, dir)
+}
+
+/// A release `vramio hub` (1 s interval, port 0, state in `dir`) watching `ws://` peers at
+/// `addrs`: the process and the URL it printed (with its token). It logs at `warn`, or as
+/// `VRAMIO_BENCH_HUB_LOG` says (a `VRAMIO_LOG` filter), to this process' stderr.
+pub fn start_hub(addrs: &[std::net::SocketAddr], dir: &std::path::Path) -> (Killed, String) {
+    std::fs::create_dir_all(dir).expect("temp dir");
+    let peers_file = dir.join("peers");
+    let mut file = std::fs::File::create(&peers_file).expect("peers file");
+    for addr in addrs {
+        writeln!(file, "ws://{addr}").expect("write");
+    }
     drop(file);
     let mut child = Command::new(env!("CARGO_BIN_EXE_vramio"))
         .args(["hub", "--port", "0", "--interval", "1s", "--peers"])
         .arg(&peers_file)
         .arg("--state-dir")
         .arg(dir.join("state"))
-        .env("VRAMIO_LOG", "warn")
+        .env(
+            "VRAMIO_LOG",
+            std::env::var("VRAMIO_BENCH_HUB_LOG").unwrap_or_else(|_| "warn".into()),
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
