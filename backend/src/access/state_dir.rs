@@ -150,33 +150,35 @@ impl StateDir {
 
     /// Replaces `name` with `bytes` atomically, mode 0600.
     pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), StateDirError> {
-        let target = self.file(name);
-        let fail = |source| StateDirError::Write {
-            path: target.clone(),
-            source,
-        };
-        let tmp = self.temp_name(name).map_err(fail)?;
-        let written = (|| {
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            f.write_all(bytes)?;
-            f.sync_all()?;
-            fs::rename(&tmp, &target)?;
-            File::open(&self.path)?.sync_all()
-        })();
-        if written.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        written.map_err(fail)
+        self.through_temp(name, bytes, |tmp, target| fs::rename(tmp, target))
     }
 
     /// Creates `name` with `bytes` (0600) only if it does not exist yet, whole or not at all:
     /// written to a temp file first, then linked into place, which fails if another process made
     /// it meanwhile (`O_EXCL` semantics, also on NFS). `false` when it existed: read that one.
     pub fn create_exclusive(&self, name: &str, bytes: &[u8]) -> Result<bool, StateDirError> {
+        let mut linked = false;
+        self.through_temp(name, bytes, |tmp, target| {
+            match fs::hard_link(tmp, target) {
+                Ok(()) => {
+                    linked = true;
+                    fs::remove_file(tmp)
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => fs::remove_file(tmp),
+                Err(e) => Err(e),
+            }
+        })?;
+        Ok(linked)
+    }
+
+    /// Writes `bytes` to a new private temp file beside `name` and syncs it, lets `place` put it
+    /// in place (rename or link), then syncs the directory. The temp file is removed on failure.
+    fn through_temp(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        place: impl FnOnce(&Path, &Path) -> io::Result<()>,
+    ) -> Result<(), StateDirError> {
         let target = self.file(name);
         let fail = |source| StateDirError::Write {
             path: target.clone(),
@@ -191,15 +193,12 @@ impl StateDir {
                 .open(&tmp)?;
             f.write_all(bytes)?;
             f.sync_all()?;
-            let linked = match fs::hard_link(&tmp, &target) {
-                Ok(()) => true,
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
-                Err(e) => return Err(e),
-            };
-            File::open(&self.path)?.sync_all()?;
-            Ok(linked)
+            place(&tmp, &target)?;
+            File::open(&self.path)?.sync_all()
         })();
-        let _ = fs::remove_file(&tmp);
+        if written.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
         written.map_err(fail)
     }
 
