@@ -39,7 +39,6 @@ impl ViewLease {
 }
 
 /// A lease's end, or never without one.
-/// A lease's end, or never without one.
 pub async fn lease_ended(lease: Option<&ViewLease>) -> Ended {
     match lease {
         Some(l) => l.ended().await,
