@@ -77,7 +77,12 @@ pub async fn guard(State(auth): State<Auth>, mut req: Request, next: Next) -> Re
 /// parameters. Only ever a path on this site: `//host` would be a redirect to another, so such
 /// a path becomes `/`.
 pub fn location_without_token(path: &str, query: Option<&str>) -> String {
-    let path = if path.starts_with("//") { "/" } else { path };
+    // `//host` and `/\host` are read by browsers as another origin: never redirect there.
+    let path = if path.starts_with("//") || path.starts_with("/\\") {
+        "/"
+    } else {
+        path
+    };
     let rest = query_without_token(query.unwrap_or(""));
     if rest.is_empty() {
         path.to_owned()
@@ -119,5 +124,19 @@ pub async fn require_admin(req: Request, next: Next) -> Response {
         ),
         Some(Access::Scrape) => scrape_only(),
         Some(Access::Admin) => next.run(req).await,
+    }
+}
+
+#[cfg(test)]
+mod redirect_tests {
+    use super::location_without_token;
+
+    /// A path that a browser reads as another origin (`//evil`, `/\evil`) is never a redirect
+    /// target.
+    #[test]
+    fn the_redirect_stays_on_this_origin() {
+        assert_eq!(location_without_token("//evil.example", Some("token=x")), "/");
+        assert_eq!(location_without_token("/\\evil.example", Some("token=x")), "/");
+        assert_eq!(location_without_token("/a", Some("token=x&b=1")), "/a?b=1");
     }
 }
