@@ -135,8 +135,14 @@ mod redirect_tests {
     /// target.
     #[test]
     fn the_redirect_stays_on_this_origin() {
-        assert_eq!(location_without_token("//evil.example", Some("token=x")), "/");
-        assert_eq!(location_without_token("/\\evil.example", Some("token=x")), "/");
+        assert_eq!(
+            location_without_token("//evil.example", Some("token=x")),
+            "/"
+        );
+        assert_eq!(
+            location_without_token("/\\evil.example", Some("token=x")),
+            "/"
+        );
         assert_eq!(location_without_token("/a", Some("token=x&b=1")), "/a?b=1");
     }
 }
