@@ -40,8 +40,13 @@ fuzz_target!(|data: &[u8]| {
     let interval = Duration::from_secs(1);
     let hub = Hub::new("peer", interval, HubConfig::for_interval(interval));
     let mut feed = Feed::default();
-    let hello = serde_json::to_string(&ServerMsg::hello(vec!["peer".into()], 1000, "fuzz"))
-        .expect("hello encodes");
+    let hello = serde_json::to_string(&ServerMsg::hello(
+        vec!["peer".into()],
+        1000,
+        "fuzz",
+        "fuzz-instance",
+    ))
+    .expect("hello encodes");
     feed.apply(&hello, &hub).expect("a valid hello");
     for m in &messages {
         let _ = feed.apply(m, &hub);
