@@ -21,6 +21,14 @@ use tokio_rustls::server::TlsStream;
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Handshakes in progress at once; more connections wait in the kernel's backlog.
 pub const MAX_HANDSHAKES: usize = 128;
+/// Bytes the kernel may queue unsent towards one client (`SO_SNDBUF`; Linux doubles it for its
+/// bookkeeping). Left to itself the kernel grows this to `tcp_wmem`'s 4 MiB, minutes of small
+/// messages for a viewer that reads slowly: every larger message (a backfill) then waits for that
+/// backlog to drain and a slow but reading viewer hit the write timeout (found by the soak bench).
+/// Capped, the backlog is seconds, the session lags and catches up from the ring instead, and a
+/// thousand viewers cannot pin 4 GB of kernel memory. 64 KiB still moves a 400 KB page over a
+/// 100 ms round trip in well under a second.
+pub const SEND_BUFFER: usize = 64 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ListenError {
@@ -100,6 +108,7 @@ impl TlsListener {
                         continue;
                     }
                 };
+                limit_send_buffer(&stream);
                 let acceptor = acceptor.clone();
                 let tx = tx.clone();
                 tokio::spawn(async move {
@@ -196,24 +205,35 @@ pub async fn serve_with(
     header_timeout: Duration,
 ) -> io::Result<()> {
     match bound {
-        Bound::Tcp(l) => accept_loop(l, router, shutdown, header_timeout).await,
-        Bound::Tls(l) => accept_loop(l, router, shutdown, header_timeout).await,
+        Bound::Tcp(l) => accept_loop(l, router, shutdown, header_timeout, limit_send_buffer).await,
+        // Capped before the handshake, by the TLS listener.
+        Bound::Tls(l) => accept_loop(l, router, shutdown, header_timeout, |_| {}).await,
         Bound::Unix(l, path) => {
-            let served = accept_loop(l, router, shutdown, header_timeout).await;
+            let served = accept_loop(l, router, shutdown, header_timeout, limit_send_buffer).await;
             let _ = std::fs::remove_file(&path);
             served
         }
     }
 }
 
+/// Caps the kernel's send buffer of one connection at [`SEND_BUFFER`]. A socket that refuses
+/// keeps the kernel's default: it is a bound on memory and delay, not on correctness.
+fn limit_send_buffer(socket: &impl std::os::fd::AsFd) {
+    if let Err(e) = rustix::net::sockopt::set_socket_send_buffer_size(socket, SEND_BUFFER) {
+        tracing::debug!(error = %e, "cannot set SO_SNDBUF");
+    }
+}
+
 /// Accepts connections until `shutdown`, serving each over HTTP/1.1 (with upgrades, for `/ws`) on
 /// a task of its own, then asks every connection to finish its request and close, and waits for
-/// them, as `axum::serve` does; unlike it, each connection has the header-read timeout.
+/// them, as `axum::serve` does; unlike it, each connection has the header-read timeout, and
+/// `prepare` sees each connection first.
 async fn accept_loop<L>(
     mut listener: L,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
     header_timeout: Duration,
+    prepare: fn(&L::Io),
 ) -> io::Result<()>
 where
     L: axum::serve::Listener,
@@ -228,6 +248,7 @@ where
             (io, _addr) = listener.accept() => io,
             () = &mut shutdown => break,
         };
+        prepare(&io);
         let service = hyper_util::service::TowerToHyperService::new(router.clone());
         let mut closed = closed.clone();
         connections.spawn(async move {
