@@ -80,7 +80,7 @@ fn import(data: &[u8]) {
         .expect("reading memory does not fail");
         let layout = timeline::Layout {
             step_ms: 1000,
-            origin_ms: 1_700_000_000_000,
+            origin_ms: Some(1_700_000_000_000),
         };
         let mut frames = Vec::new();
         timeline::assemble(

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 /// One tick of one host.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Frame {
-    /// Strictly increasing per host (per process lifetime of that host's vramio).
+    /// Strictly increasing per host, from 1 (per process lifetime of that host's vramio): the
+    /// sampler numbers its ticks, and the hub that publishes a frame gives it that host's seq.
     pub seq: u64,
     /// When the tick started, in milliseconds since the Unix epoch.
     pub t_ms: u64,

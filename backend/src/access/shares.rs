@@ -96,6 +96,23 @@ enum Inner {
     },
 }
 
+impl Inner {
+    /// The key and records, or why the store is off.
+    fn on(&self) -> Result<(&Key, &BTreeMap<String, Record>), ShareError> {
+        match self {
+            Inner::On { key, records } => Ok((key, records)),
+            Inner::Off { reason } => Err(ShareError::Off(reason.clone())),
+        }
+    }
+
+    fn on_mut(&mut self) -> Result<(&mut Key, &mut BTreeMap<String, Record>), ShareError> {
+        match self {
+            Inner::On { key, records } => Ok((key, records)),
+            Inner::Off { reason } => Err(ShareError::Off(reason.clone())),
+        }
+    }
+}
+
 /// The share links of one server; cheap to clone.
 #[derive(Clone)]
 pub struct Shares {
@@ -164,9 +181,7 @@ impl Shares {
         getrandom::fill(&mut raw).map_err(|e| ShareError::Random(e.to_string()))?;
         let id = URL_SAFE_NO_PAD.encode(raw);
         let mut guard = self.write();
-        let Inner::On { key, records } = &mut *guard else {
-            return Err(self.off_error(&guard));
-        };
+        let (key, records) = guard.on_mut()?;
         let mut next: BTreeMap<String, Record> = self
             .on_disk(key)?
             .into_iter()
@@ -194,9 +209,7 @@ impl Shares {
     /// Active links, soonest to expire first.
     pub fn list(&self, now_ms: u64, base: &str) -> Result<Vec<ShareInfo>, ShareError> {
         let guard = self.read();
-        let Inner::On { key, records } = &*guard else {
-            return Err(self.off_error(&guard));
-        };
+        let (key, records) = guard.on()?;
         let mut out: Vec<ShareInfo> = records
             .values()
             .filter(|r| r.expires_ms > now_ms)
@@ -212,9 +225,7 @@ impl Shares {
             return Ok(false);
         }
         let mut guard = self.write();
-        let Inner::On { key, records } = &mut *guard else {
-            return Err(self.off_error(&guard));
-        };
+        let (key, records) = guard.on_mut()?;
         let current = self.on_disk(key)?;
         if current.get(id).is_none_or(|r| r.expires_ms <= now_ms) {
             *records = current;
@@ -234,9 +245,7 @@ impl Shares {
     /// A new key and an empty store: every link ends. Returns how many were active.
     pub fn rotate(&self, now_ms: u64) -> Result<usize, ShareError> {
         let mut guard = self.write();
-        let Inner::On { key, records } = &mut *guard else {
-            return Err(self.off_error(&guard));
-        };
+        let (key, records) = guard.on_mut()?;
         let active = records.values().filter(|r| r.expires_ms > now_ms).count();
         let new_key = Key::generate()?;
         let dir = self.dir()?;
@@ -300,13 +309,6 @@ impl Shares {
                 self.dir()?.file(KEY_FILE).display()
             ))),
             Err(reason) => Err(ShareError::Off(reason)),
-        }
-    }
-
-    fn off_error(&self, inner: &Inner) -> ShareError {
-        match inner {
-            Inner::Off { reason } => ShareError::Off(reason.clone()),
-            Inner::On { .. } => ShareError::Off(String::new()),
         }
     }
 

@@ -65,6 +65,9 @@ pub struct Sampler {
     system: Box<dyn SystemSource>,
     last_gpu: Option<(GpuReading, Instant)>,
     last_mounts: Option<(Vec<Mount>, Instant)>,
+    /// Ticks begun so far: the seq of the frames this sampler makes (the hub that publishes a
+    /// frame gives it the host's seq).
+    ticks: u64,
 }
 
 impl Sampler {
@@ -108,10 +111,11 @@ impl Sampler {
             system,
             last_gpu: None,
             last_mounts: None,
+            ticks: 0,
         })
     }
 
-    /// Reads every source once and returns the frame (seq 0: the hub assigns it).
+    /// Reads every source once and returns the frame, numbered by this sampler's count of ticks.
     pub fn tick(&mut self) -> Frame {
         let begun = self.begin();
         let gpu = match &mut self.gpu {
@@ -127,7 +131,8 @@ impl Sampler {
         let start = Instant::now();
         let deadline = start + self.config.interval.mul_f64(SLOW_SOURCE_BUDGET);
         let interval_ms = u64::try_from(self.config.interval.as_millis()).unwrap_or(u64::MAX);
-        let mut frame = Frame::empty(self.config.host.clone(), 0, now_ms(), interval_ms);
+        self.ticks += 1;
+        let mut frame = Frame::empty(self.config.host.clone(), self.ticks, now_ms(), interval_ms);
 
         // Ask the slow sources first so they work while the fast ones are read here.
         let gpu_asked = match &mut self.gpu {

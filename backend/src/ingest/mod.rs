@@ -81,7 +81,7 @@ pub fn import(opts: &ImportOptions, emit: impl FnMut(Frame)) -> Result<Vec<Strin
     let all = formats();
     let mut streams = Vec::new();
     let mut notes = Vec::new();
-    let mut origin_ms = 0;
+    let mut origin_ms = None;
     let mut recordings = Vec::new();
     for path in &opts.files {
         let spec = match &opts.format {
@@ -96,12 +96,13 @@ pub fn import(opts: &ImportOptions, emit: impl FnMut(Frame)) -> Result<Vec<Strin
             }
         };
         notes.push(format!("{}: read as {}", path.display(), spec.id));
-        if let Ok(modified) = std::fs::metadata(path).and_then(|m| m.modified())
-            && origin_ms == 0
+        if origin_ms.is_none()
+            && let Ok(modified) = std::fs::metadata(path).and_then(|m| m.modified())
         {
             origin_ms = modified
                 .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                .ok()
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         }
         streams.push(SampleStream::open(path, spec, &opts.tuning)?);
     }

@@ -14,8 +14,9 @@ pub struct Layout {
     /// `--interval`: the step of files without timestamps. The frames' `interval_ms` is the
     /// median step of the first timestamped file's first samples, or this without one.
     pub step_ms: u64,
-    /// Where files without timestamps start when no file has any.
-    pub origin_ms: u64,
+    /// Where files without timestamps start when no file has any (the first file's modification
+    /// time); `None` when that could not be read: the Unix epoch.
+    pub origin_ms: Option<u64>,
 }
 
 /// Samples looked at to infer the interval.
@@ -77,7 +78,8 @@ pub fn assemble<I: Iterator<Item = Sample>>(
         .iter()
         .filter_map(|(_, l)| l.ahead.iter().find_map(|s| s.t_ms))
         .min()
-        .unwrap_or(layout.origin_ms);
+        .or(layout.origin_ms)
+        .unwrap_or(0);
     for (label, lane) in &lanes {
         if !lane.timed && !lane.ahead.is_empty() {
             notes.push(format!(
@@ -192,7 +194,7 @@ mod tests {
     const T: u64 = 1_700_000_000_000;
     const AUTO: Layout = Layout {
         step_ms: 1000,
-        origin_ms: 0,
+        origin_ms: None,
     };
 
     #[test]
@@ -241,7 +243,7 @@ mod tests {
             ],
             Layout {
                 step_ms: 2000,
-                origin_ms: 0,
+                origin_ms: None,
             },
         );
         assert_eq!(frames.len(), 3, "{frames:#?}");
