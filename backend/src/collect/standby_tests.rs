@@ -192,7 +192,8 @@ fn stop_does_not_wait_for_a_hung_call() {
     std::thread::sleep(INTERVAL * 3);
     let t = Instant::now();
     running.stop_and_join();
-    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    // The call hangs until released: any bound shows stop did not wait for it.
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     let n = hub.history_len();
     assert!(n >= 1, "the standby published while the first call hung");
     // The hung thread returns after the stop and publishes nothing.

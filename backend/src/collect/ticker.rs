@@ -73,16 +73,7 @@ impl Ticker {
     /// Waits for the next tick and returns its offset from the first one, or `None` once stopped
     /// or when that offset would be past `limit` (then it returns at once, without waiting).
     pub fn tick(&mut self, limit: Option<Duration>) -> Option<Duration> {
-        let slot = match self.next {
-            None => 0,
-            Some(next) => {
-                // The first slot not already behind us: missed ones are skipped.
-                let now = self.start.elapsed().as_nanos();
-                let step = self.interval.as_nanos();
-                let due = u64::try_from(now / step + 1).unwrap_or(u64::MAX);
-                next.max(due)
-            }
-        };
+        let slot = next_slot(self.next, self.start.elapsed(), self.interval);
         let offset = self
             .interval
             .saturating_mul(u32::try_from(slot).unwrap_or(u32::MAX));
@@ -101,37 +92,84 @@ impl Ticker {
     }
 }
 
+/// The grid slot of the tick after the one before `next` (`None`: the first tick, slot 0), at
+/// `elapsed` since the first: `next`, unless it is already behind, then the first slot still
+/// ahead (missed slots are skipped).
+fn next_slot(next: Option<u64>, elapsed: Duration, interval: Duration) -> u64 {
+    match next {
+        None => 0,
+        Some(next) => {
+            let due = elapsed.as_nanos() / interval.as_nanos() + 1;
+            next.max(u64::try_from(due).unwrap_or(u64::MAX))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const MS: Duration = Duration::from_millis(1);
+
     #[test]
-    fn ticks_on_a_grid_and_skips_what_an_overrun_missed() {
-        let interval = Duration::from_millis(40);
+    fn the_grid_skips_the_slots_an_overrun_missed_then_goes_one_at_a_time() {
+        let interval = 40 * MS;
+        assert_eq!(
+            next_slot(None, 500 * MS, interval),
+            0,
+            "the first tick is now"
+        );
+        // On time (the next slot is still ahead): that slot.
+        assert_eq!(next_slot(Some(1), 5 * MS, interval), 1);
+        assert_eq!(next_slot(Some(2), 79 * MS, interval), 2);
+        // Work of 3.5 slots after the tick at slot 1 (40 ms): 180 ms is in slot 4, so 5.
+        assert_eq!(
+            next_slot(Some(2), 180 * MS, interval),
+            5,
+            "missed slots skipped"
+        );
+        // Then one at a time again.
+        assert_eq!(next_slot(Some(6), 201 * MS, interval), 6);
+        // Exactly on a slot's start counts that slot as begun.
+        assert_eq!(next_slot(Some(2), 120 * MS, interval), 4);
+    }
+
+    #[test]
+    fn ticks_are_on_the_grid_and_never_back_to_back() {
+        // Whatever this thread's scheduling, every offset is a grid slot and each is later than
+        // the one before; an overrun of 3.5 slots skips at least three.
+        let interval = 40 * MS;
         let mut t = Ticker::new(interval, Stop::new());
         assert_eq!(t.tick(None), Some(Duration::ZERO));
-        assert_eq!(t.tick(None), Some(interval));
-        // Overrun: this tick's work takes 3.5 slots.
+        let first = t.tick(None).expect("ticks");
         std::thread::sleep(interval * 7 / 2);
         let after = t.tick(None).expect("ticks");
-        assert!(after >= interval * 4, "missed slots are skipped: {after:?}");
-        assert_eq!(after.as_nanos() % interval.as_nanos(), 0, "on the grid");
         let next = t.tick(None).expect("ticks");
-        assert_eq!(next, after + interval, "then one slot at a time");
+        for o in [first, after, next] {
+            assert_eq!(o.as_nanos() % interval.as_nanos(), 0, "{o:?} on the grid");
+        }
+        assert!(first >= interval);
+        assert!(after >= first + interval * 3, "{first:?} then {after:?}");
+        assert!(next > after);
     }
 
     #[test]
     fn a_limit_ends_without_waiting_and_stop_wakes_at_once() {
-        let mut t = Ticker::new(Duration::from_millis(30), Stop::new());
-        let offsets: Vec<Duration> =
-            std::iter::from_fn(|| t.tick(Some(Duration::from_millis(60)))).collect();
+        // With an hour between ticks, any wait would show.
+        let mut t = Ticker::new(Duration::from_secs(3600), Stop::new());
+        let began = Instant::now();
+        let offsets: Vec<Duration> = std::iter::from_fn(|| t.tick(Some(Duration::ZERO))).collect();
         assert_eq!(
             offsets,
-            [0, 30, 60].map(Duration::from_millis),
+            [Duration::ZERO],
             "offsets up to and including the limit"
         );
+        assert!(
+            began.elapsed() < Duration::from_secs(60),
+            "it did not wait for a tick"
+        );
         let stop = Stop::new();
-        let mut t = Ticker::new(Duration::from_secs(60), stop.clone());
+        let mut t = Ticker::new(Duration::from_secs(3600), stop.clone());
         assert!(t.tick(None).is_some());
         let waker = stop.clone();
         let h = std::thread::spawn(move || {
@@ -140,7 +178,7 @@ mod tests {
         });
         let began = Instant::now();
         assert_eq!(t.tick(None), None);
-        assert!(began.elapsed() < Duration::from_secs(30));
+        assert!(began.elapsed() < Duration::from_secs(60));
         h.join().expect("joins");
     }
 }

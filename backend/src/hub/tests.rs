@@ -119,16 +119,24 @@ fn subscribing_tells_the_first_seq_the_feed_will_carry() {
 
 #[test]
 fn host_state_follows_publishing() {
-    let h = Hub::new(
+    // Up is asserted on a hub of a 60 s interval, so no pause of this thread can make it stale;
+    // stale on one of 10 ms, after a sleep that can only last longer than asked.
+    let slow = Hub::new(
+        "h",
+        Duration::from_secs(60),
+        HubConfig::for_interval(Duration::from_secs(60)),
+    );
+    assert_eq!(slow.host_state().0, HostState::Down);
+    slow.publish(frame(1)).expect("encodes");
+    assert_eq!(slow.host_state().0, HostState::Up);
+    let fast = Hub::new(
         "h",
         Duration::from_millis(10),
         HubConfig::for_interval(Duration::from_millis(10)),
     );
-    assert_eq!(h.host_state().0, HostState::Down);
-    h.publish(frame(1)).expect("encodes");
-    assert_eq!(h.host_state().0, HostState::Up);
-    std::thread::sleep(Duration::from_millis(50));
-    assert_eq!(h.host_state().0, HostState::Stale);
+    fast.publish(frame(1)).expect("encodes");
+    std::thread::sleep(fast.stale_after() + Duration::from_millis(20));
+    assert_eq!(fast.host_state().0, HostState::Stale);
 }
 
 #[test]
