@@ -58,10 +58,10 @@ async fn snapshot_is_503_before_the_first_frame_then_the_latest_frame() {
     let err: serde_json::Value = serde_json::from_slice(&body(resp).await).expect("json error");
     assert_eq!(err["error"], "no_frame_yet");
 
-    st.hub
+    st.fleet.hubs()[0]
         .publish(Frame::empty("testhost", 0, 10, 1000))
         .expect("publish");
-    st.hub
+    st.fleet.hubs()[0]
         .publish(Frame::empty("testhost", 0, 20, 1000))
         .expect("publish");
     let resp = get(&st, "/api/snapshot", &[]).await;
@@ -76,7 +76,9 @@ async fn snapshot_is_503_before_the_first_frame_then_the_latest_frame() {
     assert!(snap.get("diagnosis").is_none(), "no diagnosis made yet");
 
     let d = shared::diagnosis::diagnose(&[frame], &Default::default(), None);
-    st.hub.publish_diagnosis(2, &d).expect("publish diagnosis");
+    st.fleet.hubs()[0]
+        .publish_diagnosis(2, &d)
+        .expect("publish diagnosis");
     let resp = get(&st, "/api/snapshot", &[]).await;
     let snap: serde_json::Value = serde_json::from_slice(&body(resp).await).expect("json");
     let back: shared::diagnosis::Diagnosis =
@@ -90,7 +92,7 @@ async fn health_reports_down_then_up() {
     let st = state();
     let resp = get(&st, "/api/health", &[]).await;
     assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
-    st.hub
+    st.fleet.hubs()[0]
         .publish(Frame::empty("testhost", 0, 10, 1000))
         .expect("publish");
     let resp = get(&st, "/api/health", &[]).await;
@@ -201,4 +203,19 @@ async fn dns_rebinding_and_cross_site_websockets_are_refused() {
     )
     .await;
     assert_eq!(cross.status(), StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn a_server_of_no_host_answers_404_naming_none() {
+    let st = AppState::for_fleet(
+        vramio::hub::fleet::Fleet::new(Vec::new()),
+        vramio::http::auth::Auth::disabled(),
+    );
+    for path in ["/api/snapshot", "/api/health"] {
+        let resp = get(&st, path, &[]).await;
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND, "{path}");
+        let err: serde_json::Value = serde_json::from_slice(&body(resp).await).expect("json");
+        assert_eq!(err["error"], "unknown_host", "{path}");
+        assert!(!err.to_string().contains("none"), "no made-up host: {err}");
+    }
 }

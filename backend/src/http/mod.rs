@@ -12,11 +12,13 @@ pub mod listen;
 pub mod metrics_route;
 pub mod multi;
 pub mod pinned;
+pub mod replay_route;
 pub mod same_origin;
 pub mod session;
 pub mod share_routes;
 pub mod slots;
 pub mod state;
+pub mod status_routes;
 
 pub use app::app;
 pub use state::AppState;

@@ -23,8 +23,6 @@ pub struct MetricsPolicy {
 /// Shared state of every route.
 #[derive(Clone)]
 pub struct AppState {
-    /// The first host (the one `serve` samples): `/api/snapshot` and `/api/health` default to it.
-    pub hub: Hub,
     /// Every host served (one for `serve`; the peers too for a hub).
     pub fleet: Fleet,
     /// Fires on shutdown: sessions send a Close frame and end.
@@ -48,18 +46,11 @@ impl AppState {
         AppState::for_fleet(Fleet::single(hub), auth)
     }
 
-    /// A server for every host of `fleet` (which must not be empty).
+    /// A server for every host of `fleet` (`vramio hub` refuses to start without one; a fleet
+    /// of none would answer every host route with 404).
     pub fn for_fleet(fleet: Fleet, auth: Auth) -> Self {
         let hub_mode = fleet.len() > 1;
-        let hub = fleet.hubs().first().cloned().unwrap_or_else(|| {
-            Hub::new(
-                "none",
-                std::time::Duration::from_secs(1),
-                crate::hub::HubConfig::for_interval(std::time::Duration::from_secs(1)),
-            )
-        });
         AppState {
-            hub,
             fleet,
             shutdown: CancellationToken::new(),
             sessions: TaskTracker::new(),
