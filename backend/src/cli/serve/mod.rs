@@ -1,18 +1,20 @@
 //! `vramio serve`: sample this host on the sampler thread, diagnose each tick, and serve the
 //! dashboard until SIGINT/SIGTERM, then close every WebSocket session cleanly.
 //!
-//! Start-up opens the state directory (token, share links), binds TCP, TLS or a Unix socket,
-//! prints the URL with its token, and leaves `server.json` for `vramio url` and `vramio share`.
+//! Start-up opens the state directory ([`access`]: token, share links), binds TCP, TLS or a Unix
+//! socket, prints the URL with its token, and leaves `server.json` for `vramio url` and
+//! `vramio share`.
+
+mod access;
+#[cfg(test)]
+mod testutil;
 
 use super::flags::{Listen, ServeArgs};
-use crate::access::server_file::{Endpoint, ServerFile, ServerKind};
-use crate::access::shares::Shares;
-use crate::access::state_dir::StateDir;
+use crate::access::server_file::{Endpoint, ServerKind};
 use crate::access::token::Token;
 use crate::collect::sampler::{self, SamplerConfig};
 use crate::collect::sources::Sources;
 use crate::collect::standby;
-use crate::http::auth::Auth;
 use crate::http::listen::{self, Bound};
 use crate::http::metrics_route::MetricsPolicy;
 use crate::http::same_origin::HostPolicy;
@@ -22,6 +24,7 @@ use crate::hub::fleet::Fleet;
 use crate::hub::{Hub, HubConfig};
 use crate::peers::life::supervise;
 use crate::peers::{LinkOptions, PeerLine, PeerSpec, link_for, read_peers_file};
+use access::{Access, Listening};
 use anyhow::Context;
 use shared::HostState;
 use std::net::SocketAddr;
@@ -80,39 +83,7 @@ async fn serve_async(
         Local::Play(_) => ServerKind::Replay,
         Local::Nothing => ServerKind::Hub,
     };
-    let (token, dir, _lock) = if args.no_auth {
-        (None, None, None)
-    } else {
-        let dir = StateDir::open(args.access.state_dir.as_deref())?;
-        // Before anything in the directory is read or made: one server per state directory.
-        let lock = dir
-            .lock_server()?
-            .ok_or_else(|| anyhow::anyhow!(busy(&dir)))?;
-        let token = match &args.access.token_file {
-            Some(file) => Token::from_file(file)?,
-            None => Token::load_or_create(&dir)?,
-        };
-        (Some(token), Some(dir), Some(lock))
-    };
-    let shares = match &dir {
-        Some(dir) => {
-            let shares = Shares::open(dir.clone());
-            if let Some(reason) = shares.off_reason() {
-                eprintln!("vramio: {reason}");
-                tracing::error!(%reason, "share store");
-            }
-            shares
-        }
-        None => Shares::off("authentication is off (--no-auth)"),
-    };
-
-    let scrape_token = match &args.metrics.metrics_token_file {
-        Some(file) => Some(Token::from_file(file).context("--metrics-token-file")?),
-        None => None,
-    };
-    if let Some(why) = args.exposure_error() {
-        anyhow::bail!(why);
-    }
+    let access = Access::open(&args)?;
 
     // Bind before any thread starts: the Unix socket is made under a narrowed umask.
     let (bound, endpoint) = bind(&args, tls.clone()).await?;
@@ -133,17 +104,7 @@ async fn serve_async(
         any_ip: beyond_loopback,
         names,
     };
-    let auth = Auth::new(
-        token.clone(),
-        shares,
-        tls.is_some(),
-        policy,
-        args.public_url.clone(),
-    );
-    let auth = match scrape_token {
-        Some(t) => auth.with_scrape_token(t),
-        None => auth,
-    };
+    let auth = access.auth(policy, tls.is_some(), args.public_url.clone());
 
     let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
     let local =
@@ -221,24 +182,15 @@ async fn serve_async(
 
     let base_url = base_url(&endpoint, scheme, args.public_url.as_deref());
     // The server file first: once the startup line is out, `vramio url` and `vramio share` work.
-    if let Some(dir) = &dir {
-        let file = ServerFile {
-            pid: std::process::id(),
-            kind: Some(kind),
-            peers: fleet.len() > 1,
-            base_url: base_url.clone(),
-            endpoint: endpoint.clone(),
-            tls_cert: args
-                .tls_cert
-                .as_ref()
-                .map(|c| std::fs::canonicalize(c).unwrap_or_else(|_| c.clone())),
-        };
-        if let Err(e) = file.write(dir) {
-            tracing::warn!(error = %e, "cannot write the server file: `vramio url` and `vramio share` will not find this server");
-        }
-    }
+    let published = access.publish(Listening {
+        kind,
+        peers: fleet.len() > 1,
+        base_url: &base_url,
+        endpoint: &endpoint,
+        tls_cert: args.tls_cert.as_deref(),
+    });
 
-    announce(&endpoint, &base_url, token.as_ref());
+    announce(&endpoint, &base_url, access.token());
     if beyond_loopback && tls.is_none() {
         tracing::warn!(
             "listening beyond loopback over plain HTTP: the token and the data cross the network \
@@ -253,9 +205,7 @@ async fn serve_async(
         stop.cancel();
     })
     .await;
-    if let Some(dir) = &dir {
-        ServerFile::remove_if_mine(dir);
-    }
+    drop(published);
     served.context("server failed")?;
     // axum does not wait for upgraded WebSocket tasks: wait (briefly) for their Close frames.
     shutdown.cancel();
@@ -269,29 +219,6 @@ async fn serve_async(
         .await;
     }
     Ok(())
-}
-
-/// Why a second server may not serve from `dir`: who holds it (pid, command, URL, from its
-/// `server.json` or the lock file) and how to run this one beside it.
-fn busy(dir: &StateDir) -> String {
-    let holder = match ServerFile::read(dir) {
-        Ok(Some(f)) if f.is_alive() => format!(
-            "{} (pid {}) serves {}",
-            f.kind.map_or("vramio", ServerKind::command),
-            f.pid,
-            f.base_url
-        ),
-        _ => match dir.lock_holder() {
-            Some(pid) => format!("vramio (pid {pid}) is starting"),
-            None => "another vramio".to_owned(),
-        },
-    };
-    format!(
-        "{holder} from the state directory {}: one server per state directory (its token, share \
-         links and server.json are that server's). Stop it, or give this one a directory of its \
-         own: --state-dir DIR",
-        dir.path().display()
-    )
 }
 
 /// The thread that feeds the first host's hub.
