@@ -2,22 +2,22 @@
 //! dashboard until SIGINT/SIGTERM, then close every WebSocket session cleanly.
 //!
 //! Start-up opens the state directory ([`access`]: token, share links), binds TCP, TLS or a Unix
-//! socket, prints the URL with its token, and leaves `server.json` for `vramio url` and
+//! socket ([`listeners`]), prints the URL with its token, and leaves `server.json` for `vramio url` and
 //! `vramio share`.
 
 mod access;
+mod listeners;
 #[cfg(test)]
 mod testutil;
 
-use super::flags::{Listen, ServeArgs};
-use crate::access::server_file::{Endpoint, ServerKind};
+use super::flags::ServeArgs;
+use crate::access::server_file::ServerKind;
 use crate::access::token::Token;
 use crate::collect::sampler::{self, SamplerConfig};
 use crate::collect::sources::Sources;
 use crate::collect::standby;
-use crate::http::listen::{self, Bound};
+use crate::http::listen;
 use crate::http::metrics_route::MetricsPolicy;
-use crate::http::same_origin::HostPolicy;
 use crate::http::{AppState, app};
 use crate::hub::diagnoser::{DEFAULT_WINDOW, DIAGNOSE_EVERY, Diagnoser};
 use crate::hub::fleet::Fleet;
@@ -26,8 +26,8 @@ use crate::peers::life::supervise;
 use crate::peers::{LinkOptions, PeerLine, PeerSpec, link_for, read_peers_file};
 use access::{Access, Listening};
 use anyhow::Context;
+use listeners::{Listener, Tls};
 use shared::HostState;
-use std::net::SocketAddr;
 
 /// Where the first host's frames come from.
 pub enum Local {
@@ -73,11 +73,7 @@ async fn serve_async(
         .or(played_host)
         .unwrap_or_else(super::hostname);
     let interval = args.sampling.interval;
-    let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(listen::tls_config(cert, key)?),
-        _ => None,
-    };
-    let scheme = if tls.is_some() { "https" } else { "http" };
+    let tls = Tls::load(&args)?;
     let kind = match &source {
         Local::Sample => ServerKind::Serve,
         Local::Play(_) => ServerKind::Replay,
@@ -86,25 +82,9 @@ async fn serve_async(
     let access = Access::open(&args)?;
 
     // Bind before any thread starts: the Unix socket is made under a narrowed umask.
-    let (bound, endpoint) = bind(&args, tls.clone()).await?;
-    let beyond_loopback = matches!(&endpoint, Endpoint::Tcp { addr } if !addr.ip().is_loopback());
-    let public_host = args
-        .public_url
-        .as_deref()
-        .and_then(|u| u.split_once("://"))
-        .map(|(_, a)| crate::http::same_origin::host_of(a));
-    let mut names: Vec<String> = public_host.into_iter().collect();
-    if beyond_loopback {
-        // The name this host reports (`--name`), and every name the machine answers to: its
-        // hostname, short name and FQDN (`ws://gpu3.lab.example` reaches a server named `gpu3`).
-        names.push(host.to_ascii_lowercase());
-        names.extend(super::names::machine_names());
-    }
-    let policy = HostPolicy {
-        any_ip: beyond_loopback,
-        names,
-    };
-    let auth = access.auth(policy, tls.is_some(), args.public_url.clone());
+    let listener = Listener::bind(&args, tls).await?;
+    let policy = listener.host_policy(&host, args.public_url.as_deref());
+    let auth = access.auth(policy, listener.tls(), args.public_url.clone());
 
     let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
     let local =
@@ -180,26 +160,21 @@ async fn serve_async(
         _ => None,
     };
 
-    let base_url = base_url(&endpoint, scheme, args.public_url.as_deref());
+    let base_url = listener.base_url(args.public_url.as_deref());
     // The server file first: once the startup line is out, `vramio url` and `vramio share` work.
     let published = access.publish(Listening {
         kind,
         peers: fleet.len() > 1,
         base_url: &base_url,
-        endpoint: &endpoint,
+        endpoint: listener.endpoint(),
         tls_cert: args.tls_cert.as_deref(),
     });
 
-    announce(&endpoint, &base_url, access.token());
-    if beyond_loopback && tls.is_none() {
-        tracing::warn!(
-            "listening beyond loopback over plain HTTP: the token and the data cross the network \
-             unencrypted; serve TLS (--tls-cert/--tls-key) or put a TLS reverse proxy in front"
-        );
-    }
+    listeners::announce(listener.endpoint(), &base_url, access.token());
+    listener.warn_if_plain();
 
     let stop = shutdown.clone();
-    let served = listen::serve(bound, app(state), async move {
+    let served = listen::serve(listener.into_bound(), app(state), async move {
         wait_for_signal().await;
         tracing::info!("shutting down");
         stop.cancel();
@@ -246,74 +221,6 @@ fn peer_lines(args: &ServeArgs, extra: &[String]) -> anyhow::Result<Vec<PeerLine
         lines.extend(read_peers_file(file)?);
     }
     Ok(lines)
-}
-
-/// Binds what the flags ask for: a Unix socket, or TCP (with TLS when configured).
-async fn bind(
-    args: &ServeArgs,
-    tls: Option<std::sync::Arc<rustls::ServerConfig>>,
-) -> anyhow::Result<(Bound, Endpoint)> {
-    if let Some(Listen::Unix(path)) = &args.listen {
-        let l = listen::bind_unix(path)?;
-        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-        return Ok((Bound::Unix(l, path.clone()), Endpoint::Unix { path }));
-    }
-    let addr = SocketAddr::new(args.bind, args.port);
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
-    let local = listener.local_addr().context("no local address")?;
-    let bound = match tls {
-        Some(config) => Bound::Tls(listen::TlsListener::new(listener, config)?),
-        None => Bound::Tcp(listener),
-    };
-    Ok((bound, Endpoint::Tcp { addr: local }))
-}
-
-/// The URL people open, without the token: `--public-url`, else the listening address (loopback
-/// for an unspecified bind), else for a Unix socket the usual `ssh -L 7575:` forward.
-fn base_url(endpoint: &Endpoint, scheme: &str, public_url: Option<&str>) -> String {
-    if let Some(u) = public_url {
-        return u.to_owned();
-    }
-    match endpoint {
-        Endpoint::Tcp { addr } => {
-            let shown = if addr.ip().is_unspecified() {
-                SocketAddr::new([127, 0, 0, 1].into(), addr.port())
-            } else {
-                *addr
-            };
-            format!("{scheme}://{shown}")
-        }
-        Endpoint::Unix { .. } => format!("{scheme}://localhost:7575"),
-    }
-}
-
-/// The startup lines: the URL with its token (the one place the token is printed).
-fn announce(endpoint: &Endpoint, base_url: &str, token: Option<&Token>) {
-    let url = dashboard_url(base_url, token);
-    let version = env!("CARGO_PKG_VERSION");
-    match endpoint {
-        Endpoint::Tcp { addr } => {
-            println!("vramio {version} serving on {url}");
-            if !crate::http::assets::has_bundle() {
-                println!("(no frontend bundle in this build: run `cargo xtask run` for the page)");
-            }
-            if addr.ip().is_loopback() {
-                println!(
-                    "from your laptop: ssh -L {p}:localhost:{p} <this server>, then open the URL above",
-                    p = addr.port()
-                );
-            }
-        }
-        Endpoint::Unix { path } => {
-            println!("vramio {version} serving on unix:{}", path.display());
-            println!(
-                "from your laptop: ssh -L 7575:{} <this server>, then open {url}",
-                path.display()
-            );
-        }
-    }
 }
 
 /// `BASE/?token=TOKEN`, or `BASE/` without auth.
