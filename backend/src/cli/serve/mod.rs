@@ -2,10 +2,11 @@
 //! dashboard until SIGINT/SIGTERM, then close every WebSocket session cleanly.
 //!
 //! Start-up opens the state directory ([`access`]: token, share links), binds TCP, TLS or a Unix
-//! socket ([`listeners`]), prints the URL with its token, and leaves `server.json` for `vramio url` and
-//! `vramio share`.
+//! socket ([`listeners`]), builds the hubs of this host and its peers ([`fleet`]), prints the URL
+//! with its token, and leaves `server.json` for `vramio url` and `vramio share`.
 
 mod access;
+mod fleet;
 mod listeners;
 #[cfg(test)]
 mod testutil;
@@ -13,21 +14,17 @@ mod testutil;
 use super::flags::ServeArgs;
 use crate::access::server_file::ServerKind;
 use crate::access::token::Token;
-use crate::collect::sampler::{self, SamplerConfig};
+use crate::collect::sampler::SamplerConfig;
 use crate::collect::sources::Sources;
 use crate::collect::standby;
 use crate::http::listen;
 use crate::http::metrics_route::MetricsPolicy;
 use crate::http::{AppState, app};
 use crate::hub::diagnoser::{DEFAULT_WINDOW, DIAGNOSE_EVERY, Diagnoser};
-use crate::hub::fleet::Fleet;
-use crate::hub::{Hub, HubConfig};
-use crate::peers::life::supervise;
-use crate::peers::{LinkOptions, PeerLine, PeerSpec, link_for, read_peers_file};
 use access::{Access, Listening};
 use anyhow::Context;
+use fleet::{Hosts, LocalHost};
 use listeners::{Listener, Tls};
-use shared::HostState;
 
 /// Where the first host's frames come from.
 pub enum Local {
@@ -63,16 +60,7 @@ async fn serve_async(
     source: Local,
     thresholds: shared::diagnosis::Thresholds,
 ) -> anyhow::Result<()> {
-    let played_host = match &source {
-        Local::Play(replay) => replay.frames.first().map(|f| f.host.clone()),
-        _ => None,
-    };
-    let host = args
-        .name
-        .clone()
-        .or(played_host)
-        .unwrap_or_else(super::hostname);
-    let interval = args.sampling.interval;
+    let host = fleet::host_name(&args, &source);
     let tls = Tls::load(&args)?;
     let kind = match &source {
         Local::Sample => ServerKind::Serve,
@@ -86,78 +74,45 @@ async fn serve_async(
     let policy = listener.host_policy(&host, args.public_url.as_deref());
     let auth = access.auth(policy, listener.tls(), args.public_url.clone());
 
-    let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
-    let local =
-        (!matches!(source, Local::Nothing)).then(|| Hub::new(host.clone(), interval, config));
-    let mut hubs: Vec<Hub> = local.iter().cloned().collect();
-    let mut links = Vec::new();
-    let options = LinkOptions {
-        interval,
-        token_file: args.peers.peer_token_file.clone(),
-        ca: args.peers.peer_ca.clone(),
-        ssh_config: args.peers.ssh_config.clone(),
-        remote_command: Some(args.peers.remote_command.clone()),
-    };
-    let lines = peer_lines(&args, &extra_peers)?;
-    // History is what a hub holds most of: share one budget of frames between the hosts, so 256
-    // peers of 8 GPUs stay within a few hundred MB while a handful keep the full 15 minutes.
-    let per_peer = (FLEET_HISTORY_FRAMES / lines.len().max(1))
-        .clamp(MIN_PEER_HISTORY_FRAMES, config.history_frames);
-    let peer_config = HubConfig {
-        history_frames: per_peer,
-        ..config
-    };
-    for line in lines {
-        let name = line.spec.name();
-        if hubs.iter().any(|h| h.host() == name) {
-            anyhow::bail!("the peer {name} is given twice (or is this host's own name)");
-        }
-        let link = link_for(&line, &options).with_context(|| format!("peer {name}"))?;
-        let hub = Hub::new(name, interval, peer_config);
-        hub.set_link(HostState::Connecting, None);
-        links.push((link, hub.clone()));
-        hubs.push(hub);
-    }
-    let fleet = Fleet::new(hubs);
+    let hosts = Hosts::build(&args, &extra_peers, source, host)?;
+    let fleet = hosts.fleet().clone();
     let mut state = AppState::for_fleet(fleet.clone(), auth);
-    if let Local::Play(replay) = &source {
-        state.replay = Some(replay.clone());
-    }
+    state.replay = hosts.replay();
     state.metrics = MetricsPolicy {
         options: crate::metrics::Options {
-            hub_mode: !links.is_empty(),
+            hub_mode: hosts.has_peers(),
             show_users: args.metrics.metrics_users,
         },
         public: args.metrics.metrics_public,
     };
     let shutdown = state.shutdown.clone();
     let sessions = state.sessions.clone();
-    if fleet.len() > 1 {
-        fleet.spawn_summaries(shutdown.clone());
-    }
-    for (link, hub) in links {
-        let sink: std::sync::Arc<dyn crate::peers::PeerSink> = std::sync::Arc::new(hub);
-        tokio::spawn(supervise(link, sink, per_peer, shutdown.clone()));
-    }
-
-    let sampling = match (local, source) {
-        (Some(hub), Local::Sample) => {
+    let sampling = match hosts.start(&shutdown) {
+        Some(LocalHost::Sampled(hub)) => {
             let sources = Sources::system_default(args.sampling.nvml_lib.clone());
             let diagnoser =
                 Diagnoser::new(thresholds, DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
             Some(Feeding::Sampler(
-                standby::spawn(sources, SamplerConfig { host, interval }, hub, diagnoser)
-                    .context("cannot start the sampler threads")?,
+                standby::spawn(
+                    sources,
+                    SamplerConfig {
+                        host: hub.host().to_owned(),
+                        interval: args.sampling.interval,
+                    },
+                    hub,
+                    diagnoser,
+                )
+                .context("cannot start the sampler threads")?,
             ))
         }
-        (Some(hub), Local::Play(replay)) => {
+        Some(LocalHost::Played(hub, replay)) => {
             let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
             Some(Feeding::Player(
                 crate::ingest::player::spawn(replay, hub, diagnoser)
                     .context("cannot start the player thread")?,
             ))
         }
-        _ => None,
+        None => None,
     };
 
     let base_url = listener.base_url(args.public_url.as_deref());
@@ -206,22 +161,6 @@ enum Feeding {
 pub const FLEET_HISTORY_FRAMES: usize = 32 * 1024;
 /// ... but never less than this per peer (2 minutes at 1 Hz).
 pub const MIN_PEER_HISTORY_FRAMES: usize = 120;
-
-/// The peers of `--peer`, `--peers FILE` and the hub's arguments, checked.
-fn peer_lines(args: &ServeArgs, extra: &[String]) -> anyhow::Result<Vec<PeerLine>> {
-    let mut lines = Vec::new();
-    for given in args.peers.peer.iter().chain(extra) {
-        let spec = PeerSpec::parse(given).with_context(|| format!("peer {given:?}"))?;
-        lines.push(PeerLine {
-            spec,
-            token_file: None,
-        });
-    }
-    if let Some(file) = &args.peers.peers_file {
-        lines.extend(read_peers_file(file)?);
-    }
-    Ok(lines)
-}
 
 /// `BASE/?token=TOKEN`, or `BASE/` without auth.
 pub fn dashboard_url(base_url: &str, token: Option<&Token>) -> String {
