@@ -1,11 +1,15 @@
-//! `vramio serve`: sample this host on the sampler thread, diagnose each tick, and serve the
-//! dashboard until SIGINT/SIGTERM, then close every WebSocket session cleanly.
+//! `vramio serve`, `hub` and `replay`: serve the dashboard of this host (sampled or replayed, as
+//! [`Local`] says) and of any peers until SIGINT/SIGTERM, then close every WebSocket session
+//! cleanly.
 //!
-//! Start-up opens the state directory ([`access`]: token, share links), binds TCP, TLS or a Unix
-//! socket ([`listeners`]), builds the hubs of this host and its peers ([`fleet`]), prints the URL
-//! with its token, and leaves `server.json` for `vramio url` and `vramio share`.
+//! Start-up is four parts, each built alone: [`access`] (the state directory, its lock, the
+//! token and share links), [`listeners`] (TCP, TLS or a Unix socket, the URL, the allowed
+//! `Host`s), [`fleet`] (this host's hub and the peers') and [`feeding`] (the sampler or player
+//! thread). [`serve_until_signal`] wires them, prints the URL with its token, and leaves
+//! `server.json` for `vramio url` and `vramio share` while it serves.
 
 mod access;
+mod feeding;
 mod fleet;
 mod listeners;
 #[cfg(test)]
@@ -14,17 +18,16 @@ mod testutil;
 use super::flags::ServeArgs;
 use crate::access::server_file::ServerKind;
 use crate::access::token::Token;
-use crate::collect::sampler::SamplerConfig;
-use crate::collect::sources::Sources;
-use crate::collect::standby;
 use crate::http::listen;
 use crate::http::metrics_route::MetricsPolicy;
 use crate::http::{AppState, app};
-use crate::hub::diagnoser::{DEFAULT_WINDOW, DIAGNOSE_EVERY, Diagnoser};
 use access::{Access, Listening};
 use anyhow::Context;
-use fleet::{Hosts, LocalHost};
+use feeding::Feeding;
+use fleet::Hosts;
 use listeners::{Listener, Tls};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// Where the first host's frames come from.
 pub enum Local {
@@ -51,30 +54,28 @@ pub fn run(
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve_async(args, peers, local, thresholds))
+    runtime.block_on(serve_until_signal(args, peers, local, thresholds))
 }
 
-async fn serve_async(
+/// Builds access, listener, hosts and feeding in that order (a refusal of each comes before
+/// anything of the next is made), serves until a signal, then closes the sessions and stops the
+/// feeding.
+async fn serve_until_signal(
     args: ServeArgs,
     extra_peers: Vec<String>,
-    source: Local,
+    local: Local,
     thresholds: shared::diagnosis::Thresholds,
 ) -> anyhow::Result<()> {
-    let host = fleet::host_name(&args, &source);
+    let host = fleet::host_name(&args, &local);
+    let kind = local.kind();
     let tls = Tls::load(&args)?;
-    let kind = match &source {
-        Local::Sample => ServerKind::Serve,
-        Local::Play(_) => ServerKind::Replay,
-        Local::Nothing => ServerKind::Hub,
-    };
     let access = Access::open(&args)?;
-
     // Bind before any thread starts: the Unix socket is made under a narrowed umask.
     let listener = Listener::bind(&args, tls).await?;
-    let policy = listener.host_policy(&host, args.public_url.as_deref());
-    let auth = access.auth(policy, listener.tls(), args.public_url.clone());
-
-    let hosts = Hosts::build(&args, &extra_peers, source, host)?;
+    let public_url = args.public_url.as_deref();
+    let hosts_allowed = listener.host_policy(&host, public_url);
+    let auth = access.auth(hosts_allowed, listener.tls(), args.public_url.clone());
+    let hosts = Hosts::build(&args, &extra_peers, local, host)?;
     let fleet = hosts.fleet().clone();
     let mut state = AppState::for_fleet(fleet.clone(), auth);
     state.replay = hosts.replay();
@@ -85,37 +86,13 @@ async fn serve_async(
         },
         public: args.metrics.metrics_public,
     };
-    let shutdown = state.shutdown.clone();
-    let sessions = state.sessions.clone();
-    let sampling = match hosts.start(&shutdown) {
-        Some(LocalHost::Sampled(hub)) => {
-            let sources = Sources::system_default(args.sampling.nvml_lib.clone());
-            let diagnoser =
-                Diagnoser::new(thresholds, DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
-            Some(Feeding::Sampler(
-                standby::spawn(
-                    sources,
-                    SamplerConfig {
-                        host: hub.host().to_owned(),
-                        interval: args.sampling.interval,
-                    },
-                    hub,
-                    diagnoser,
-                )
-                .context("cannot start the sampler threads")?,
-            ))
-        }
-        Some(LocalHost::Played(hub, replay)) => {
-            let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW);
-            Some(Feeding::Player(
-                crate::ingest::player::spawn(replay, hub, diagnoser)
-                    .context("cannot start the player thread")?,
-            ))
-        }
+    let (shutdown, sessions) = (state.shutdown.clone(), state.sessions.clone());
+    let feeding = match hosts.start(&shutdown) {
+        Some(local) => Some(Feeding::start(local, thresholds, &args.sampling)?),
         None => None,
     };
 
-    let base_url = listener.base_url(args.public_url.as_deref());
+    let base_url = listener.base_url(public_url);
     // The server file first: once the startup line is out, `vramio url` and `vramio share` work.
     let published = access.publish(Listening {
         kind,
@@ -124,43 +101,56 @@ async fn serve_async(
         endpoint: listener.endpoint(),
         tls_cert: args.tls_cert.as_deref(),
     });
-
     listeners::announce(listener.endpoint(), &base_url, access.token());
     listener.warn_if_plain();
 
-    let stop = shutdown.clone();
-    let served = listen::serve(listener.into_bound(), app(state), async move {
-        wait_for_signal().await;
-        tracing::info!("shutting down");
-        stop.cancel();
-    })
-    .await;
+    let served = serve(listener, state, shutdown.clone()).await;
     drop(published);
     served.context("server failed")?;
-    // axum does not wait for upgraded WebSocket tasks: wait (briefly) for their Close frames.
-    shutdown.cancel();
-    sessions.close();
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), sessions.wait()).await;
-    if let Some(sampling) = sampling {
-        let _ = tokio::task::spawn_blocking(move || match sampling {
-            Feeding::Sampler(s) => s.stop_and_join(),
-            Feeding::Player(p) => p.stop_and_join(),
-        })
-        .await;
+    close_sessions(shutdown, sessions).await;
+    if let Some(feeding) = feeding {
+        feeding.stop().await;
     }
     Ok(())
 }
 
-/// The thread that feeds the first host's hub.
-enum Feeding {
-    Sampler(standby::Running),
-    Player(crate::ingest::player::Playing),
+/// Serves `state` on `listener` until SIGINT/SIGTERM, which cancels `shutdown`.
+async fn serve(
+    listener: Listener,
+    state: AppState,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    listen::serve(listener.into_bound(), app(state), async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        shutdown.cancel();
+    })
+    .await
+}
+
+/// axum does not wait for upgraded WebSocket tasks: tells them to close and waits (briefly) for
+/// their Close frames.
+async fn close_sessions(shutdown: CancellationToken, sessions: TaskTracker) {
+    shutdown.cancel();
+    sessions.close();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), sessions.wait()).await;
 }
 
 /// Frames of history a hub keeps over all its peers (about 200 MB of 8-GPU frames).
 pub const FLEET_HISTORY_FRAMES: usize = 32 * 1024;
 /// ... but never less than this per peer (2 minutes at 1 Hz).
 pub const MIN_PEER_HISTORY_FRAMES: usize = 120;
+
+impl Local {
+    /// The command `server.json` names.
+    fn kind(&self) -> ServerKind {
+        match self {
+            Local::Sample => ServerKind::Serve,
+            Local::Play(_) => ServerKind::Replay,
+            Local::Nothing => ServerKind::Hub,
+        }
+    }
+}
 
 /// `BASE/?token=TOKEN`, or `BASE/` without auth.
 pub fn dashboard_url(base_url: &str, token: Option<&Token>) -> String {
