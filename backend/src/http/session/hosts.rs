@@ -11,11 +11,13 @@ use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// Which hosts (indices into the fleet) get full frames, resuming after which seq.
+/// Which hosts (indices into the fleet) get full frames, and which of them start over from where.
 #[derive(Debug)]
 pub struct Selection {
     pub hosts: Vec<usize>,
-    pub since: BTreeMap<usize, u64>,
+    /// Hosts that start over even if they stream already: after `Some(seq)`, or from everything
+    /// held. A host selected and not named here goes on as it is, or starts from everything.
+    pub restart: BTreeMap<usize, Option<u64>>,
     /// The viewer takes chart samples (see `ClientMsg::Subscribe`).
     pub samples: bool,
     /// At most this many frames per host backfilled (see `ClientMsg::Subscribe`).
@@ -28,9 +30,7 @@ impl Selection {
     pub fn everything(fleet: &Fleet, since_seq: Option<u64>) -> Selection {
         let hosts: Vec<usize> = (0..fleet.len()).collect();
         Selection {
-            since: since_seq
-                .map(|s| hosts.iter().map(|&i| (i, s)).collect())
-                .unwrap_or_default(),
+            restart: hosts.iter().map(|&i| (i, since_seq)).collect(),
             hosts,
             samples: false,
             max_frames: None,
@@ -80,12 +80,12 @@ impl Hosts {
     }
 
     /// Streams what `sel` asks for: hosts no longer selected stop; a host already streaming goes
-    /// on as it is (no second backfill), unless `sel` names a seq to resume it from; a newly
-    /// selected host starts, from its `since` if given.
+    /// on as it is (no second backfill), unless `sel` restarts it; a newly selected host starts,
+    /// from where `sel` says if it does.
     pub fn select(&mut self, sel: Selection) {
         let kept: Vec<Running> = std::mem::take(&mut self.running)
             .into_iter()
-            .filter(|r| sel.hosts.contains(&r.host) && !sel.since.contains_key(&r.host))
+            .filter(|r| sel.hosts.contains(&r.host) && !sel.restart.contains_key(&r.host))
             .collect();
         let started: Vec<usize> = kept.iter().map(|r| r.host).collect();
         self.running.extend(kept);
@@ -97,7 +97,7 @@ impl Hosts {
                 continue;
             };
             let start = Start {
-                since: sel.since.get(&i).copied(),
+                since: sel.restart.get(&i).copied().flatten(),
                 samples: sel.samples,
                 max_frames: sel.max_frames,
             };
