@@ -260,3 +260,7 @@ impl HostStream {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "host_stream_tests.rs"]
+mod tests;
