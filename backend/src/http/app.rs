@@ -10,13 +10,13 @@
 use super::auth::{self, Access, Granted};
 use super::error::{ApiCode, error_response};
 use super::metrics_route;
-use super::multi::{self, MultiParams};
 use super::session::{self, SessionParams, ViewLease, WS_WRITE_BUFFER};
 use super::share_routes;
 use super::slots::Holder;
 use super::state::AppState;
 use super::{replay_route, status_routes};
 use crate::hub::Hub;
+use crate::hub::fleet::Fleet;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{DefaultBodyLimit, Extension, Query, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, Uri, header};
@@ -138,35 +138,26 @@ async fn ws(
                 sessions
                     .track_future(async move {
                         let _permit = permit;
-                        let ended = match pick_session(&state, lease.as_ref()) {
-                            Pick::Nothing => {
+                        let fleet = match pick_session(&state, lease.as_ref()) {
+                            Pick::Nothing => None,
+                            Pick::Fleet => Some(state.fleet.clone()),
+                            Pick::One(hub) => Some(Fleet::single(hub)),
+                        };
+                        let ended = match fleet {
+                            None => {
                                 let mut sink = sink;
                                 let ended = session::Ended::HostGone;
                                 session::say_goodbye(&mut sink, &ended).await;
                                 ended
                             }
-                            Pick::Fleet => {
-                                let params = MultiParams {
-                                    fleet: state.fleet.clone(),
-                                    version: env!("CARGO_PKG_VERSION"),
-                                    since_seq: q.since_seq,
-                                    cancel: state.shutdown.clone(),
-                                    lease,
-                                    show_users,
-                                };
-                                multi::run(params, sink, stream).await
-                            }
-                            Pick::One(hub) => {
+                            Some(fleet) => {
                                 let params = SessionParams {
-                                    hub,
+                                    fleet,
                                     version: env!("CARGO_PKG_VERSION"),
                                     since_seq: q.since_seq,
                                     cancel: state.shutdown.clone(),
                                     lease,
                                     show_users,
-                                    greet: true,
-                                    samples: false,
-                                    max_frames: None,
                                 };
                                 session::run(params, sink, stream).await
                             }
@@ -178,29 +169,25 @@ async fn ws(
         })
 }
 
-/// What a `/ws` upgrade is served.
+/// Which hosts a `/ws` upgrade is served (each in the same [`session::run`]).
 enum Pick {
-    /// Every host, in one multi-host session.
+    /// Every host served here: the one of `serve`, all of a hub's.
     Fleet,
-    /// One host's session.
+    /// The one host a share link shows.
     One(Hub),
     /// A link for one host that is not served here: it sees nothing (close 4403).
     Nothing,
 }
 
-/// Chooses the session for an upgrade: a link for one host gets that host or nothing (never the
-/// fleet: a scoped grant fails closed); anyone else gets every host on a hub, the host on `serve`.
+/// Chooses the hosts for an upgrade: a link for one host gets that host or nothing (never the
+/// fleet: a scoped grant fails closed); anyone else gets every host served.
 fn pick_session(state: &AppState, lease: Option<&ViewLease>) -> Pick {
     match lease.and_then(|l| l.grant.host.as_deref()) {
         Some(h) => match state.fleet.find(h) {
             Some((_, hub)) => Pick::One(hub.clone()),
             None => Pick::Nothing,
         },
-        None if state.fleet.len() > 1 => Pick::Fleet,
-        None => match state.fleet.hubs().first() {
-            Some(hub) => Pick::One(hub.clone()),
-            None => Pick::Nothing,
-        },
+        None => Pick::Fleet,
     }
 }
 

@@ -1,7 +1,7 @@
 //! What browsers and scripts meet: the routes ([`app::app`]), the credential and origin checks
 //! ([`auth`], [`same_origin`]), the share-link routes ([`share_routes`]), `/metrics`
 //! ([`metrics_route`]), one WebSocket
-//! [`session`] per viewer, the embedded page ([`assets`]) and the listeners ([`listen`]: TCP,
+//! [`session`] per viewer (of one host or several), the embedded page ([`assets`]) and the listeners ([`listen`]: TCP,
 //! TLS, a Unix socket).
 
 pub mod app;
@@ -10,7 +10,6 @@ pub mod auth;
 pub mod error;
 pub mod listen;
 pub mod metrics_route;
-pub mod multi;
 pub mod pinned;
 pub mod replay_route;
 pub mod same_origin;

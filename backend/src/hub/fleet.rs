@@ -43,10 +43,13 @@ impl Fleet {
     /// `hubs` in the order viewers see them; names must be unique (the caller checks).
     pub fn new(hubs: Vec<Hub>) -> Fleet {
         let n = hubs.len();
+        // A fleet of one has no overview (its sessions send no summaries): no room is set aside
+        // for them, as every share link for one host makes a fleet of its own.
+        let room = if n > 1 { SUMMARY_CHANNEL } else { 1 };
         Fleet {
             inner: Arc::new(Inner {
                 hubs,
-                summaries: broadcast::channel(SUMMARY_CHANNEL).0,
+                summaries: broadcast::channel(room).0,
                 latest: Mutex::new(vec![None; n]),
             }),
         }

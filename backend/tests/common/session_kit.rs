@@ -4,19 +4,17 @@
 use tokio_util::sync::CancellationToken;
 use vramio::http::session::SessionParams;
 use vramio::hub::Hub;
+use vramio::hub::fleet::Fleet;
 
 /// An owner's session on `hub` from the first frame (`since_seq` 0), ended by `cancel`.
 pub fn params(hub: &Hub, cancel: &CancellationToken) -> SessionParams {
     SessionParams {
-        hub: hub.clone(),
+        fleet: Fleet::single(hub.clone()),
         version: "test",
         // Skips the wait for a first `subscribe`.
         since_seq: Some(0),
         cancel: cancel.clone(),
         lease: None,
         show_users: true,
-        greet: true,
-        samples: false,
-        max_frames: None,
     }
 }

@@ -17,6 +17,7 @@ use crate::collect::sources::Sources;
 use crate::collect::standby;
 use crate::http::session::{self, Ended, SessionParams};
 use crate::hub::diagnoser::{DEFAULT_WINDOW, DIAGNOSE_EVERY, Diagnoser};
+use crate::hub::fleet::Fleet;
 use crate::hub::{Hub, HubConfig};
 use crate::peers::lines::Lines;
 use anyhow::{Context, bail};
@@ -83,15 +84,12 @@ async fn sample(args: StreamArgs, thresholds: shared::diagnosis::Thresholds) -> 
         on_signal.cancel();
     });
     let params = SessionParams {
-        hub,
+        fleet: Fleet::single(hub),
         version: env!("CARGO_PKG_VERSION"),
         since_seq: None,
         cancel,
         lease: None,
         show_users: true,
-        greet: true,
-        samples: false,
-        max_frames: None,
     };
     let ended = session::run(
         params,

@@ -1,8 +1,8 @@
-//! The socket's side of a session, outside the protocol: sorting what the client sent before it
-//! is read as JSON, and ending with the close code (and, for a share link, the `error`) that says
-//! why.
+//! The socket's side of a session, outside the protocol: writes within [`WRITE_TIMEOUT`], sorting
+//! what the client sent before it is read as JSON, and ending with the close code (and, for a
+//! share link, the `error`) that says why.
 
-use super::Ended;
+use super::{Ended, WRITE_TIMEOUT};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
 use futures_util::{Sink, SinkExt};
 use shared::protocol::MAX_CLIENT_MESSAGE_BYTES;
@@ -21,6 +21,32 @@ pub enum Raw {
     Reply(ServerMsg),
     Ignore,
     End(Ended),
+}
+
+/// Queues `msgs` and flushes once: one write to the socket, within [`WRITE_TIMEOUT`].
+pub async fn write<S: Sink<Message> + Unpin>(
+    sink: &mut S,
+    msgs: impl IntoIterator<Item = Message>,
+) -> Result<(), Ended> {
+    let write = async move {
+        for msg in msgs {
+            sink.feed(msg).await?;
+        }
+        sink.flush().await
+    };
+    match tokio::time::timeout(WRITE_TIMEOUT, write).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) | Err(_) => Err(Ended::WriteFailed),
+    }
+}
+
+/// Writes `msg`, encoded, on its own.
+pub async fn write_msg<S: Sink<Message> + Unpin>(
+    sink: &mut S,
+    msg: &ServerMsg,
+) -> Result<(), Ended> {
+    let text = serde_json::to_string(msg).map_err(|_| Ended::WriteFailed)?;
+    write(sink, [Message::Text(text.into())]).await
 }
 
 /// Sorts what the socket gave: read errors and oversized messages end the session (1009 for too
