@@ -109,11 +109,6 @@ impl HostStream {
         s
     }
 
-    /// The host this stream is of.
-    pub fn host(&self) -> &str {
-        self.hub.host()
-    }
-
     /// The next batch of messages, to go out in one write. Cancel-safe.
     pub async fn next(&mut self) -> Result<Vec<Message>, Ended> {
         loop {
