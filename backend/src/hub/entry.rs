@@ -1,7 +1,7 @@
 //! One published frame (its `frame` message encoded once, with and without user names) and the
 //! latest diagnosis (its `diagnosis` message encoded once, and typed).
 
-use axum::extract::ws::Utf8Bytes;
+use super::encoded::Encoded;
 use shared::Frame;
 use shared::diagnosis::Diagnosis;
 use std::sync::{Arc, OnceLock};
@@ -17,13 +17,13 @@ pub(super) fn frame_msg_prefix(host: &str) -> String {
 pub struct Entry {
     pub seq: u64,
     pub t_ms: u64,
-    message: Utf8Bytes,
+    message: Encoded,
     /// Bytes of `message` before the frame object.
     prefix_len: usize,
     /// Whether any process in it names its user.
     has_users: bool,
     /// The message without user names, made on first demand (a share link that hides them).
-    without_users: OnceLock<Utf8Bytes>,
+    without_users: OnceLock<Encoded>,
     /// The frame's chart sample as JSON, made on first demand (a page's first backfill).
     sample: OnceLock<String>,
 }
@@ -38,7 +38,7 @@ impl Entry {
         Entry {
             seq,
             t_ms: frame.t_ms,
-            message: Utf8Bytes::from(message),
+            message: Encoded::from(message),
             prefix_len,
             has_users,
             without_users: OnceLock::new(),
@@ -47,7 +47,7 @@ impl Entry {
     }
 
     /// The whole `{"type":"frame","frame":{...}}` message, cheap to clone for every session.
-    pub fn message(&self) -> Utf8Bytes {
+    pub fn message(&self) -> Encoded {
         self.message.clone()
     }
     /// Just the frame's JSON object (for `/api/snapshot` and backfill).
@@ -56,7 +56,7 @@ impl Entry {
     }
 
     /// [`Entry::message`], or with `show_users` false the same frame without user names.
-    pub fn message_for(&self, show_users: bool) -> Utf8Bytes {
+    pub fn message_for(&self, show_users: bool) -> Encoded {
         if show_users || !self.has_users {
             return self.message.clone();
         }
@@ -87,7 +87,7 @@ impl Entry {
         })
     }
 
-    fn without_users(&self) -> &Utf8Bytes {
+    fn without_users(&self) -> &Encoded {
         self.without_users.get_or_init(|| {
             // Decoding what this hub encoded cannot fail; if it ever did, the viewer gets a
             // frame with no GPUs rather than one with user names.
@@ -104,7 +104,7 @@ impl Entry {
             message.push_str(&self.message.as_str()[..self.prefix_len]);
             message.push_str(&serde_json::to_string(&frame).unwrap_or_else(|_| "{}".into()));
             message.push('}');
-            Utf8Bytes::from(message)
+            Encoded::from(message)
         })
     }
 }
@@ -122,7 +122,7 @@ pub(super) const DIAGNOSIS_MSG_PREFIX: &str = r#"{"type":"diagnosis","host":"#;
 pub struct DiagnosisEntry {
     /// Seq of the newest frame the diagnosis saw.
     pub seq: u64,
-    pub(super) message: Utf8Bytes,
+    pub(super) message: Encoded,
     /// Byte range of the diagnosis object inside `message`.
     pub(super) body: std::ops::Range<usize>,
     /// The same diagnosis, typed (for `/metrics`).
@@ -130,7 +130,7 @@ pub struct DiagnosisEntry {
 }
 
 impl DiagnosisEntry {
-    pub fn message(&self) -> Utf8Bytes {
+    pub fn message(&self) -> Encoded {
         self.message.clone()
     }
     /// Just the diagnosis' JSON object.

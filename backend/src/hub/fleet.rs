@@ -6,7 +6,7 @@
 //! encoded once and broadcast to every viewer, so an overview never needs full frames.
 
 use super::Hub;
-use axum::extract::ws::Utf8Bytes;
+use super::encoded::Encoded;
 use shared::{HostState, HostSummary, ServerMsg};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -20,7 +20,7 @@ const SUMMARY_CHANNEL: usize = 1024;
 #[derive(Clone, Debug)]
 pub struct SummaryMsg {
     pub host: usize,
-    pub message: Utf8Bytes,
+    pub message: Encoded,
 }
 
 #[derive(Clone)]
@@ -31,7 +31,7 @@ pub struct Fleet {
 struct Inner {
     hubs: Vec<Hub>,
     summaries: broadcast::Sender<SummaryMsg>,
-    latest: Mutex<Vec<Option<Utf8Bytes>>>,
+    latest: Mutex<Vec<Option<Encoded>>>,
 }
 
 impl Fleet {
@@ -90,11 +90,11 @@ impl Fleet {
     }
 
     /// The newest summary of every host that has one.
-    pub fn latest_summaries(&self) -> Vec<Utf8Bytes> {
+    pub fn latest_summaries(&self) -> Vec<Encoded> {
         self.latest().iter().flatten().cloned().collect()
     }
 
-    fn latest(&self) -> std::sync::MutexGuard<'_, Vec<Option<Utf8Bytes>>> {
+    fn latest(&self) -> std::sync::MutexGuard<'_, Vec<Option<Encoded>>> {
         self.inner
             .latest
             .lock()
@@ -126,7 +126,7 @@ impl Fleet {
         let Ok(text) = serde_json::to_string(&msg) else {
             return;
         };
-        let message = Utf8Bytes::from(text);
+        let message = Encoded::from(text);
         self.latest()[i] = Some(message.clone());
         let _ = self.inner.summaries.send(SummaryMsg { host: i, message });
     }

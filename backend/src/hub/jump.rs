@@ -3,7 +3,7 @@
 //! in a tenth of the bytes), and holds the host while paused so it does not go stale.
 
 use super::Hub;
-use axum::extract::ws::Utf8Bytes;
+use super::encoded::Encoded;
 use shared::Frame;
 use shared::diagnosis::Diagnosis;
 use shared::history::Sample;
@@ -21,7 +21,7 @@ const HISTORY_CHUNK_BYTES: usize = 96 * 1024;
 pub struct JumpHistory {
     pub whole_from: u64,
     pub samples: usize,
-    pub messages: Vec<Utf8Bytes>,
+    pub messages: Vec<Encoded>,
 }
 
 /// `history` messages for the chart samples `samples` (JSON, oldest first), each under
@@ -29,7 +29,7 @@ pub struct JumpHistory {
 pub fn history_messages<'a>(
     host: &str,
     samples: impl IntoIterator<Item = &'a str>,
-) -> Result<Vec<Utf8Bytes>, serde_json::Error> {
+) -> Result<Vec<Encoded>, serde_json::Error> {
     let head = format!(
         r#"{{"type":"history","host":{},"samples":["#,
         serde_json::to_string(host)?
@@ -39,7 +39,7 @@ pub fn history_messages<'a>(
     for one in samples {
         if text.len() > head.len() && text.len() + one.len() + 2 > HISTORY_CHUNK_BYTES {
             text.push_str("]}");
-            messages.push(Utf8Bytes::from(std::mem::replace(&mut text, head.clone())));
+            messages.push(Encoded::from(std::mem::replace(&mut text, head.clone())));
         }
         if text.len() > head.len() {
             text.push(',');
@@ -48,7 +48,7 @@ pub fn history_messages<'a>(
     }
     if text.len() > head.len() {
         text.push_str("]}");
-        messages.push(Utf8Bytes::from(text));
+        messages.push(Encoded::from(text));
     }
     Ok(messages)
 }

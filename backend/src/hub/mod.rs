@@ -12,15 +12,16 @@
 //! subscribe or read history, is held just to push the encoded entry and broadcast it.
 
 pub mod diagnoser;
+mod encoded;
 mod entry;
 pub mod fleet;
 mod jump;
 
+pub use encoded::Encoded;
 use entry::{DIAGNOSIS_MSG_PREFIX, frame_msg_prefix};
 pub use entry::{DiagnosisEntry, Entry};
 pub use jump::{JumpHistory, history_messages as jump_history_messages};
 
-use axum::extract::ws::Utf8Bytes;
 use shared::diagnosis::Diagnosis;
 use shared::window::Ring;
 use shared::{Frame, HostState};
@@ -313,7 +314,7 @@ impl Hub {
         let message = String::from_utf8(buf).map_err(serde::ser::Error::custom)?;
         Ok(Arc::new(DiagnosisEntry {
             seq,
-            message: Utf8Bytes::from(message),
+            message: Encoded::from(message),
             body: start..end,
             diagnosis: Arc::new(diagnosis.clone()),
         }))

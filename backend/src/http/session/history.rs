@@ -4,6 +4,7 @@
 //! out.
 
 use super::host_stream::{HostStream, Pending};
+use super::socket::text;
 use super::{BACKFILL_CHUNK, BACKFILL_CHUNK_BYTES, Ended};
 use crate::hub::Entry;
 use crate::hub::jump_history_messages as history_messages;
@@ -33,7 +34,7 @@ impl HostStream {
             .history_after(Some(jump.whole_from.saturating_sub(1)));
         self.queue_reset(jump.samples + entries.len());
         for m in &jump.messages {
-            self.queue(Message::Text(m.clone()));
+            self.queue(text(m));
         }
         self.queue_backfill(entries);
     }
@@ -51,7 +52,7 @@ impl HostStream {
         match history_messages(self.hub.host(), entries.iter().map(|e| e.sample_json())) {
             Ok(messages) => {
                 for m in messages {
-                    self.queue(Message::Text(m));
+                    self.queue(text(&m));
                 }
             }
             Err(_) => return self.end(Ended::WriteFailed),

@@ -10,6 +10,7 @@
 //! the stream: its broadcast receiver lags, and it catches up from the ring when polled again.
 
 use super::Ended;
+use super::socket::text;
 use crate::hub::{DiagnosisEntry, Entry, Hub};
 use axum::extract::ws::Message;
 use futures_util::stream::BoxStream;
@@ -178,15 +179,14 @@ impl HostStream {
         // viewer, against 19 with `reset`.)
         self.overdue.set(tokio::time::sleep(self.overdue_after));
         self.watching = true;
-        let frame =
-            (entry.seq > self.cursor).then(|| Message::Text(entry.message_for(self.show_users)));
+        let frame = (entry.seq > self.cursor).then(|| text(&entry.message_for(self.show_users)));
         self.cursor = self.cursor.max(entry.seq);
         let with = (self.diagnoses_open
             && !self.resets.has_changed().unwrap_or(false)
             && self.diagnoses.has_changed().unwrap_or(false))
         .then(|| self.diagnoses.borrow_and_update().clone())
         .flatten()
-        .map(|d| Message::Text(d.message()));
+        .map(|d| text(&d.message()));
         let batch: Vec<Message> = frame.into_iter().chain(with).collect();
         if !batch.is_empty() {
             self.pending.push_back(Pending::Write(batch));
@@ -198,7 +198,7 @@ impl HostStream {
     pub(super) fn queue_current_diagnosis(&mut self) {
         let current = self.diagnoses.borrow_and_update().clone();
         if let Some(entry) = current {
-            self.queue(Message::Text(entry.message()));
+            self.queue(text(&entry.message()));
         }
     }
 

@@ -3,6 +3,7 @@
 //! channel is sent every host's latest again. A viewer of one host gets none.
 
 use super::Ended;
+use super::socket::text;
 use crate::hub::fleet::{Fleet, SummaryMsg};
 use axum::extract::ws::Message;
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -29,7 +30,7 @@ impl Overview {
                 .fleet
                 .latest_summaries()
                 .into_iter()
-                .map(Message::Text)
+                .map(|m| text(&m))
                 .collect(),
             None => Vec::new(),
         }
@@ -41,7 +42,7 @@ impl Overview {
             return std::future::pending().await;
         };
         match rx.recv().await {
-            Ok(m) => Ok(vec![Message::Text(m.message)]),
+            Ok(m) => Ok(vec![text(&m.message)]),
             Err(RecvError::Lagged(_)) => Ok(self.latest()),
             Err(RecvError::Closed) => Err(Ended::ServerShutdown),
         }
