@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use vramio::collect::sampler::{Sampler, SamplerConfig};
 use vramio::collect::sources::Sources;
-use vramio::hub::{Hub, HubConfig};
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 
 fn fake_nvml() -> PathBuf {
     let exe = std::env::current_exe().expect("bench binary path");
@@ -86,10 +86,10 @@ fn fan_out(c: &mut Criterion) {
         .unwrap_or_else(|| shared::Frame::empty("bench", 0, 0, 1000));
     let mut group = c.benchmark_group("hub_publish_and_deliver");
     for viewers in [1usize, 100, 1000] {
-        let hub = Hub::new(
+        let hub = HostFeed::new(
             "bench",
             Duration::from_secs(1),
-            HubConfig::for_interval(Duration::from_secs(1)),
+            HostFeedConfig::for_interval(Duration::from_secs(1)),
         );
         let mut receivers: Vec<_> = (0..viewers).map(|_| hub.subscribe().frames).collect();
         group.bench_with_input(BenchmarkId::from_parameter(viewers), &viewers, |b, _| {

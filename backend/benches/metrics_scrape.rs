@@ -10,8 +10,8 @@ use shared::diagnosis::{Thresholds, diagnose};
 use shared::{BlockDevice, Frame, Gpu, GpuProcess, Mount, MountKind, Presence};
 use std::hint::black_box;
 use std::time::Duration;
-use vramio::hub::fleet::Fleet;
-use vramio::hub::{Hub, HubConfig};
+use vramio::host_feed::fleet::Fleet;
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::metrics::{HostData, Options, Scrape};
 
 /// The golden frame grown to 8 GPUs x 8 processes, 16 disks and 20 mounts.
@@ -83,10 +83,10 @@ fn fleet(hosts: usize, make: fn(u64) -> Frame) -> (Fleet, Vec<Frame>) {
     let diagnosis = diagnose(&frames, &Thresholds::default(), None);
     let hubs = (0..hosts)
         .map(|h| {
-            let hub = Hub::new(
+            let hub = HostFeed::new(
                 format!("node-{h:03}"),
                 interval,
-                HubConfig::for_interval(interval),
+                HostFeedConfig::for_interval(interval),
             );
             for f in &frames {
                 hub.publish(f.clone()).expect("publish");

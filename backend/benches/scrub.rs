@@ -17,8 +17,8 @@ use hyper_util::rt::TokioIo;
 use shared::ServerMsg;
 use std::time::{Duration, Instant};
 use tokio_tungstenite::tungstenite::Message;
-use vramio::hub::diagnoser::{DEFAULT_WINDOW, Diagnoser};
-use vramio::hub::{Hub, HubConfig};
+use vramio::host_feed::diagnoser::{DEFAULT_WINDOW, Diagnoser};
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::ingest::player::{self, Replay, Speed};
 
 const T0: u64 = 1_800_000_000_000;
@@ -132,10 +132,10 @@ async fn main() {
     }
     let timeline_s = started.elapsed().as_secs_f64();
 
-    let hub = Hub::new(
+    let hub = HostFeed::new(
         "day",
         Duration::from_secs(1),
-        HubConfig::for_interval(Duration::from_secs(1)),
+        HostFeedConfig::for_interval(Duration::from_secs(1)),
     );
     let playing = player::spawn(
         replay.clone(),

@@ -6,10 +6,11 @@
 //!   hang behind a deadline, and the sampler that turns one tick of them into a `shared::Frame`,
 //!   paced by one [`collect::ticker`] for every command that samples;
 //! - [`peers`]: beside `collect` for a hub: the links to other vramio instances (SSH running
-//!   `vramio stream`, WebSocket to `vramio serve`), each feeding its host's hub;
-//! - [`hub`]: the one place frames go next: sequence numbers, one encoding per frame, the history
-//!   ring, the fan-out to viewers, the diagnoser that turns the recent window into a verdict, and
-//!   the [`hub::fleet`] of every host served with its overview summaries;
+//!   `vramio stream`, WebSocket to `vramio serve`), each feeding its host's feed;
+//! - [`host_feed`]: the one place frames go next, one [`host_feed::HostFeed`] per host: sequence
+//!   numbers, one encoding per frame, the history ring, the fan-out to viewers, the diagnoser
+//!   that turns the recent window into a verdict, and the [`host_feed::fleet`] of every host
+//!   served with its overview summaries (`vramio hub` is the command that serves many);
 //! - [`http`]: what a browser or script meets: the routes ([`http::app`]), auth and same-origin
 //!   checks, share links, the WebSocket sessions (one host or many), the listeners and the
 //!   embedded page, and `/metrics`;
@@ -28,8 +29,8 @@
 pub mod access;
 pub mod cli;
 pub mod collect;
+pub mod host_feed;
 pub mod http;
-pub mod hub;
 pub mod ingest;
 pub mod metrics;
 pub mod ndjson;

@@ -12,10 +12,10 @@ use tower::ServiceExt;
 use vramio::access::shares::Shares;
 use vramio::access::state_dir::StateDir;
 use vramio::access::token::Token;
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::http::auth::{Auth, now_ms};
 use vramio::http::same_origin::HostPolicy;
 use vramio::http::{AppState, app};
-use vramio::hub::{Hub, HubConfig};
 
 const TOKEN: &str = "5f1d3c0a9b8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a392817060504";
 const HOST: &str = "127.0.0.1:7575";
@@ -72,10 +72,10 @@ fn fixture() -> Fixture {
     let expired = mk(now - 10_000, 1);
     let revoked = mk(now, 3600);
     assert!(shares.revoke(&revoked.0, now).expect("revoke"));
-    let hub = Hub::new(
+    let hub = HostFeed::new(
         "testhost",
         Duration::from_secs(1),
-        HubConfig::for_interval(Duration::from_secs(1)),
+        HostFeedConfig::for_interval(Duration::from_secs(1)),
     );
     hub.publish(Frame::empty("testhost", 0, 10, 1000))
         .expect("publish");

@@ -15,10 +15,10 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use vramio::access::shares::Shares;
 use vramio::access::state_dir::StateDir;
 use vramio::access::token::Token;
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::http::auth::Auth;
 use vramio::http::same_origin::HostPolicy;
 use vramio::http::{AppState, app};
-use vramio::hub::{Hub, HubConfig};
 
 const TOKEN: &str = "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00";
 const ATTEMPTS: usize = 10_000;
@@ -80,7 +80,7 @@ fn hostile(i: usize) -> (String, Vec<(&'static str, Vec<u8>)>) {
 async fn ten_thousand_bad_credentials_change_nothing_for_a_real_viewer() {
     let root = std::env::temp_dir().join(format!("vramio-hostile-auth-{}", std::process::id()));
     let dir = StateDir::open(Some(&root)).expect("state dir");
-    let hub = Hub::new("testhost", TICK, HubConfig::for_interval(TICK));
+    let hub = HostFeed::new("testhost", TICK, HostFeedConfig::for_interval(TICK));
     let auth = Auth::new(
         Some(Token::from_trusted(TOKEN)),
         Shares::open(dir),

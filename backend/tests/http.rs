@@ -7,14 +7,14 @@ use http_body_util::BodyExt;
 use shared::Frame;
 use std::time::Duration;
 use tower::ServiceExt;
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::http::{AppState, app};
-use vramio::hub::{Hub, HubConfig};
 
 fn state() -> AppState {
-    let hub = Hub::new(
+    let hub = HostFeed::new(
         "testhost",
         Duration::from_secs(1),
-        HubConfig::for_interval(Duration::from_secs(1)),
+        HostFeedConfig::for_interval(Duration::from_secs(1)),
     );
     AppState::new(hub, vramio::http::auth::Auth::disabled())
 }
@@ -208,7 +208,7 @@ async fn dns_rebinding_and_cross_site_websockets_are_refused() {
 #[tokio::test]
 async fn a_server_of_no_host_answers_404_naming_none() {
     let st = AppState::for_fleet(
-        vramio::hub::fleet::Fleet::new(Vec::new()),
+        vramio::host_feed::fleet::Fleet::new(Vec::new()),
         vramio::http::auth::Auth::disabled(),
     );
     for path in ["/api/snapshot", "/api/health"] {

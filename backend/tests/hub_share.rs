@@ -13,11 +13,11 @@ use tower::ServiceExt;
 use vramio::access::shares::Shares;
 use vramio::access::state_dir::StateDir;
 use vramio::access::token::Token;
+use vramio::host_feed::fleet::Fleet;
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::http::auth::Auth;
 use vramio::http::same_origin::HostPolicy;
 use vramio::http::{AppState, app};
-use vramio::hub::fleet::Fleet;
-use vramio::hub::{Hub, HubConfig};
 
 const TOKEN: &str = "abcdefabcdefabcdefabcdefabcdefabcdefabcdefabcdefabcdefabcdefabcd";
 const TICK: Duration = Duration::from_millis(100);
@@ -52,9 +52,9 @@ async fn call(
 #[tokio::test]
 async fn a_link_for_one_host_shows_only_that_host() {
     let root = std::env::temp_dir().join(format!("vramio-hub-share-{}", std::process::id()));
-    let hubs: Vec<Hub> = ["ssh://a", "b:7575"]
+    let hubs: Vec<HostFeed> = ["ssh://a", "b:7575"]
         .iter()
-        .map(|n| Hub::new(*n, TICK, HubConfig::for_interval(TICK)))
+        .map(|n| HostFeed::new(*n, TICK, HostFeedConfig::for_interval(TICK)))
         .collect();
     for (i, h) in hubs.iter().enumerate() {
         h.publish(Frame::empty(format!("os-{i}"), 0, 1_700_000_000_000, 100))
@@ -163,9 +163,9 @@ async fn a_link_for_a_host_no_longer_served_sees_nothing() {
     let root = std::env::temp_dir().join(format!("vramio-hub-share-gone-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let fleet_of = |names: &[&str]| {
-        let hubs: Vec<Hub> = names
+        let hubs: Vec<HostFeed> = names
             .iter()
-            .map(|n| Hub::new(*n, TICK, HubConfig::for_interval(TICK)))
+            .map(|n| HostFeed::new(*n, TICK, HostFeedConfig::for_interval(TICK)))
             .collect();
         for (i, h) in hubs.iter().enumerate() {
             h.publish(Frame::empty(format!("os-{i}"), 0, 1_700_000_000_000, 100))
@@ -258,9 +258,15 @@ async fn a_link_for_a_host_no_longer_served_sees_nothing() {
 /// followed the first peer, so a liveness probe flapped with that one peer).
 #[tokio::test]
 async fn a_hubs_health_and_snapshot_cover_every_host() {
-    let hubs: Vec<Hub> = ["ssh://a", "b:7575"]
+    let hubs: Vec<HostFeed> = ["ssh://a", "b:7575"]
         .iter()
-        .map(|n| Hub::new(*n, Duration::from_secs(60), HubConfig::for_interval(TICK)))
+        .map(|n| {
+            HostFeed::new(
+                *n,
+                Duration::from_secs(60),
+                HostFeedConfig::for_interval(TICK),
+            )
+        })
         .collect();
     hubs[1]
         .publish(Frame::empty("os-1", 0, 1_700_000_000_000, 100))
@@ -312,7 +318,7 @@ async fn a_hubs_health_and_snapshot_cover_every_host() {
 async fn a_share_link_cannot_lock_the_admin_out() {
     let root = std::env::temp_dir().join(format!("vramio-hub-slots-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
-    let hub = Hub::new("h", TICK, HubConfig::for_interval(TICK));
+    let hub = HostFeed::new("h", TICK, HostFeedConfig::for_interval(TICK));
     hub.publish(Frame::empty("h", 0, 1_700_000_000_000, 100))
         .expect("publish");
     let auth = Auth::new(

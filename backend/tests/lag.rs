@@ -12,8 +12,8 @@ use std::convert::Infallible;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::http::session;
-use vramio::hub::{Hub, HubConfig};
 
 /// What the client saw: every frame's seq in arrival order, and the sum of `lagged.skipped`.
 #[derive(Debug, Default)]
@@ -24,7 +24,7 @@ struct Seen {
 }
 
 /// A session on `hub` whose client reads nothing until told to: its sink holds one message.
-fn start(hub: &Hub) -> (mpsc::Receiver<Message>, CancellationToken) {
+fn start(hub: &HostFeed) -> (mpsc::Receiver<Message>, CancellationToken) {
     let (tx, rx) = mpsc::channel::<Message>(1);
     let sink = Box::pin(sink::unfold(tx, |tx, msg: Message| async move {
         tx.send(msg).await.map_err(|_| "client gone")?;
@@ -80,10 +80,10 @@ fn frame(t: u64) -> Frame {
 // the session is certainly behind by all of them.
 #[tokio::test(flavor = "current_thread")]
 async fn a_client_behind_the_channel_but_within_the_ring_gets_every_frame() {
-    let hub = Hub::new(
+    let hub = HostFeed::new(
         "h",
         Duration::from_secs(1),
-        HubConfig {
+        HostFeedConfig {
             history_frames: 100,
             channel_capacity: 4,
             first_seq: 1,
@@ -113,10 +113,10 @@ async fn a_client_behind_the_channel_but_within_the_ring_gets_every_frame() {
 async fn a_client_behind_the_ring_is_told_exactly_what_the_ring_dropped() {
     // seq starts at a server start time in ms, as in `vramio serve`.
     let first: u64 = 1_700_000_000_000;
-    let hub = Hub::new(
+    let hub = HostFeed::new(
         "h",
         Duration::from_secs(1),
-        HubConfig {
+        HostFeedConfig {
             history_frames: 10,
             channel_capacity: 4,
             first_seq: first,

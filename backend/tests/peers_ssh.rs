@@ -1,6 +1,6 @@
 //! SSH peers against a real OpenSSH server on 127.0.0.1 (docs/architecture.md#4-commands-and-flags): the hub's
 //! [`SshLink`] runs the system `ssh -F <test config>` to an alias, the far side is this build's
-//! `vramio stream` on a scripted fake NVML, and [`life::supervise`] feeds a real [`Hub`]. Then
+//! `vramio stream` on a scripted fake NVML, and [`life::supervise`] feeds a real [`HostFeed`]. Then
 //! the ways a link fails, each with ssh's own words: a key the server does not know, a host key
 //! nobody knows, a remote command that is not there.
 //!
@@ -17,7 +17,7 @@ use shared::HostState;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-use vramio::hub::{Hub, HubConfig};
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::peers::PeerSink;
 use vramio::peers::life;
 use vramio::peers::ssh::SshLink;
@@ -127,10 +127,10 @@ async fn an_ssh_alias_streams_frames_into_a_hub() {
     }
     let sshd = sshd::Sshd::start("stream");
     let script = fake_nvml::write_script(&vramio_bin::one_gpu_script(std::process::id()));
-    let hub = Hub::new(
+    let hub = HostFeed::new(
         "ssh://testpeer",
         INTERVAL,
-        HubConfig::for_interval(INTERVAL),
+        HostFeedConfig::for_interval(INTERVAL),
     );
     let cancel = CancellationToken::new();
     let task = tokio::spawn(life::supervise(

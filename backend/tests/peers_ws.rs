@@ -1,6 +1,6 @@
 //! WebSocket peers end to end: real `vramio serve` processes (fake NVML, tokens in temp state
 //! dirs, loopback only), each watched by `peers::life::supervise` with the `WsLink` that
-//! `peers::link_for` makes, feeding a real `vramio::hub::Hub` per peer. Kills, restarts, cut
+//! `peers::link_for` makes, feeding a real `vramio::host_feed::HostFeed` per peer. Kills, restarts, cut
 //! connections, SIGSTOP, wrong tokens, misbehaving fake peers and wss with `--peer-ca`.
 
 #[path = "common/fake_nvml.rs"]

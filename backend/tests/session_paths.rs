@@ -11,15 +11,15 @@ use std::convert::Infallible;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use vramio::host_feed::fleet::Fleet;
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::http::session::{self, SessionParams};
-use vramio::hub::fleet::Fleet;
-use vramio::hub::{Hub, HubConfig};
 
-fn hub(name: &str, history: usize, channel: usize) -> Hub {
-    Hub::new(
+fn hub(name: &str, history: usize, channel: usize) -> HostFeed {
+    HostFeed::new(
         name,
         Duration::from_secs(1),
-        HubConfig {
+        HostFeedConfig {
             history_frames: history,
             channel_capacity: channel,
             first_seq: 1,
@@ -27,7 +27,7 @@ fn hub(name: &str, history: usize, channel: usize) -> Hub {
     )
 }
 
-fn publish(h: &Hub, t: u64) {
+fn publish(h: &HostFeed, t: u64) {
     h.publish(Frame::empty(h.host(), 0, 1_700_000_000_000 + t, 1000))
         .expect("publish");
 }

@@ -14,9 +14,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use vramio::host_feed::diagnoser::{DEFAULT_WINDOW, Diagnoser};
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::http::session;
-use vramio::hub::diagnoser::{DEFAULT_WINDOW, Diagnoser};
-use vramio::hub::{Hub, HubConfig};
 
 /// A socket stand-in: messages queue until a flush, and each flush is one write.
 struct Writes {
@@ -73,10 +73,10 @@ fn kinds(write: &[ServerMsg]) -> Vec<String> {
 // One thread: each publish below completes before the session takes its next step.
 #[tokio::test(flavor = "current_thread")]
 async fn a_diagnosis_published_with_a_frame_goes_out_in_the_frames_write() {
-    let hub = Hub::new(
+    let hub = HostFeed::new(
         "h",
         Duration::from_secs(1),
-        HubConfig {
+        HostFeedConfig {
             history_frames: 100,
             channel_capacity: 16,
             first_seq: 1,

@@ -9,17 +9,17 @@ use shared::Frame;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::http::listen::{Bound, serve_with};
 use vramio::http::{AppState, app};
-use vramio::hub::{Hub, HubConfig};
 
 const TIMEOUT: Duration = Duration::from_millis(400);
 
-async fn server() -> (std::net::SocketAddr, Hub) {
-    let hub = Hub::new(
+async fn server() -> (std::net::SocketAddr, HostFeed) {
+    let hub = HostFeed::new(
         "testhost",
         Duration::from_millis(100),
-        HubConfig::for_interval(Duration::from_millis(100)),
+        HostFeedConfig::for_interval(Duration::from_millis(100)),
     );
     let state = AppState::new(hub.clone(), vramio::http::auth::Auth::disabled());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -10,8 +10,8 @@ use std::time::Duration;
 use tokio_tungstenite::connect_async;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::http::{AppState, app};
-use vramio::hub::{Hub, HubConfig};
 use ws_client::{
     Client, collect_frames, connect, default_config, frame, next_msg, server, server_with,
     subscribe,
@@ -240,7 +240,7 @@ async fn a_since_seq_from_another_server_gets_a_full_backfill_not_silence() {
 
 #[tokio::test]
 async fn viewers_are_bounded() {
-    let hub = Hub::new("testhost", Duration::from_secs(1), default_config());
+    let hub = HostFeed::new("testhost", Duration::from_secs(1), default_config());
     let mut state = AppState::new(hub, vramio::http::auth::Auth::disabled());
     state.viewers = vramio::http::slots::ViewerSlots::new(1, 0, 1);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -280,7 +280,7 @@ async fn viewers_are_bounded() {
 #[tokio::test]
 async fn host_status_turns_stale_when_frames_stop_and_up_when_they_resume() {
     let interval = Duration::from_millis(100);
-    let hub = Hub::new("testhost", interval, HubConfig::for_interval(interval));
+    let hub = HostFeed::new("testhost", interval, HostFeedConfig::for_interval(interval));
     let srv = server_with(hub.clone()).await;
     hub.publish(frame(0)).expect("encodes");
     let mut ws = connect(srv.addr, "?since_seq=0").await;

@@ -6,7 +6,7 @@ mod ws_client;
 
 use shared::ServerMsg;
 use std::time::Duration;
-use vramio::hub::HubConfig;
+use vramio::host_feed::HostFeedConfig;
 use ws_client::{big_frame, collect_frames, connect, default_config, next_msg, server, subscribe};
 
 #[tokio::test]
@@ -30,7 +30,7 @@ async fn a_full_ring_of_large_frames_backfills_whole() {
 
 #[tokio::test]
 async fn a_client_that_stops_reading_lags_while_others_are_unaffected() {
-    let s = server(HubConfig {
+    let s = server(HostFeedConfig {
         history_frames: 50,
         channel_capacity: 8,
         first_seq: 1,

@@ -8,15 +8,15 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 use tokio_tungstenite::connect_async;
 use tokio_tungstenite::tungstenite::Message;
+use vramio::host_feed::fleet::Fleet;
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::http::auth::Auth;
 use vramio::http::{AppState, app};
-use vramio::hub::fleet::Fleet;
-use vramio::hub::{Hub, HubConfig};
 
 const TICK: Duration = Duration::from_millis(100);
 
-fn hub(name: &str) -> Hub {
-    Hub::new(name, TICK, HubConfig::for_interval(TICK))
+fn hub(name: &str) -> HostFeed {
+    HostFeed::new(name, TICK, HostFeedConfig::for_interval(TICK))
 }
 
 type Ws =
@@ -45,7 +45,7 @@ async fn start(fleet: Fleet) -> std::net::SocketAddr {
     addr
 }
 
-fn publish(h: &Hub, t: u64) {
+fn publish(h: &HostFeed, t: u64) {
     h.publish(Frame::empty(
         format!("os-{}", h.host()),
         0,

@@ -93,7 +93,7 @@ fn Detail(route: ReadSignal<crate::route::Route>, now: ReadSignal<f64>) -> impl 
     let has_data = move || store.latest.with(Option::is_some);
     let hub_host = Memo::new(move |_| {
         store
-            .hub
+            .many_hosts
             .get()
             .then(|| route.with(|r| r.host().map(str::to_owned)))
             .flatten()
@@ -142,7 +142,7 @@ fn Dashboard(session: SessionInfo) -> impl IntoView {
     let feed = use_live_feed(session.role, route);
     let now = use_clock();
     let share_open = RwSignal::new(false);
-    let overview = Memo::new(move |_| store.hub.get() && route.with(|r| r.host().is_none()));
+    let overview = Memo::new(move |_| store.many_hosts.get() && route.with(|r| r.host().is_none()));
     let admin = session.role == Role::Admin;
     let access = match session.role {
         Role::Admin => view! { <ShareButton open=share_open /> }.into_any(),

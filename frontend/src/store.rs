@@ -80,9 +80,9 @@ pub struct Store {
     summaries: RwSignal<BTreeMap<String, ArcRwSignal<Option<SummaryRef>>>>,
     /// Every host known, by name.
     pub host_names: Memo<Vec<String>>,
-    /// Whether the server is a hub (`hello` named more than one host): the page then has an
-    /// overview and one detail per host.
-    pub hub: Memo<bool>,
+    /// Whether the server serves several hosts (`hello` named more than one: a hub, or `serve
+    /// --peer`): the page then has an overview and one detail per host.
+    pub many_hosts: Memo<bool>,
     /// The host the page shows. One host: that one. A hub: the selected one, if the server has it.
     pub current_host: Memo<Option<String>>,
     /// The current host's newest frame.
@@ -103,12 +103,12 @@ impl Store {
         let server = RwSignal::new(None::<ServerInfo>);
         let selected = RwSignal::new(None::<String>);
         let host_names = Memo::new(move |_| hosts.with(Hosts::names));
-        let hub =
+        let many_hosts =
             Memo::new(move |_| server.with(|s| s.as_ref().is_some_and(|s| s.hosts.len() > 1)));
         let current_host = Memo::new(move |_| {
             let names = host_names.get();
             let picked = selected.get().filter(|s| names.contains(s));
-            if hub.get() {
+            if many_hosts.get() {
                 picked
             } else {
                 picked.or_else(|| names.into_iter().next())
@@ -153,7 +153,7 @@ impl Store {
             diagnoses,
             summaries: RwSignal::new(BTreeMap::new()),
             host_names,
-            hub,
+            many_hosts,
             current_host,
             latest,
             received_at_ms,

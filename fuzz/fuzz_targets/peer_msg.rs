@@ -2,14 +2,14 @@
 //! sends a hub. Each message (the input split at ASCII RS, 0x1E, as in JSON text sequences) is
 //! decoded as a `shared::ServerMsg` and, when it decodes, encoded and decoded again (equal; for
 //! `history`, whose figures the wire rounds, from the encoded form on); then
-//! the messages, after a valid `hello`, go through `peers::feed::Feed::apply` into a real `Hub`,
+//! the messages, after a valid `hello`, go through `peers::feed::Feed::apply` into a real `HostFeed`,
 //! whose own encoding of each frame must decode again (its sessions rely on that).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use shared::{Frame, ServerMsg};
 use std::time::Duration;
-use vramio::hub::{Hub, HubConfig};
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::peers::feed::Feed;
 
 /// Messages per input: a hub reads one at a time; a few cover the order rules.
@@ -38,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let interval = Duration::from_secs(1);
-    let hub = Hub::new("peer", interval, HubConfig::for_interval(interval));
+    let hub = HostFeed::new("peer", interval, HostFeedConfig::for_interval(interval));
     let mut feed = Feed::default();
     let hello = serde_json::to_string(&ServerMsg::hello(
         vec!["peer".into()],

@@ -187,7 +187,7 @@ impl Slot {
 /// `vramio hub` sizes it: one fleet budget shared, within the per-host floor and 15 minutes).
 pub fn ring_frames(peers: usize) -> usize {
     let fifteen_minutes =
-        vramio::hub::HubConfig::for_interval(Duration::from_secs(1)).history_frames;
+        vramio::host_feed::HostFeedConfig::for_interval(Duration::from_secs(1)).history_frames;
     (vramio::cli::serve::FLEET_HISTORY_FRAMES / peers.max(1))
         .clamp(vramio::cli::serve::MIN_PEER_HISTORY_FRAMES, fifteen_minutes)
 }

@@ -44,7 +44,10 @@ pub fn run(mut args: ReplayArgs, thresholds: shared::diagnosis::Thresholds) -> a
     }
     let replay = crate::ingest::player::Replay::new(frames, args.speed);
     replay
-        .spawn_timeline(thresholds.clone(), crate::hub::diagnoser::DEFAULT_WINDOW)
+        .spawn_timeline(
+            thresholds.clone(),
+            crate::host_feed::diagnoser::DEFAULT_WINDOW,
+        )
         .context("cannot start the verdict timeline")?;
     serve::run(args.serve, Vec::new(), Local::Play(replay), thresholds)
 }

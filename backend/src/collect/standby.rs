@@ -15,8 +15,8 @@ use super::deadline::Polled;
 use super::sampler::{Begun, Sampler, SamplerConfig};
 use super::sources::{GpuReading, Sources};
 use super::ticker::{Stop, Ticker};
-use crate::hub::Hub;
-use crate::hub::diagnoser::Diagnoser;
+use crate::host_feed::HostFeed;
+use crate::host_feed::diagnoser::Diagnoser;
 use rustix::fd::OwnedFd;
 use rustix::time::{
     Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec, timerfd_create,
@@ -32,7 +32,7 @@ struct Lead {
     /// Taken by the leader while it sleeps until the next tick, so the lock is free then (for
     /// a thread back from a hung call to hand over its reading).
     ticker: Option<Ticker>,
-    hub: Hub,
+    hub: HostFeed,
     diagnoser: Diagnoser,
     /// The frame waiting for the leader's NVML call, and when the call began.
     pending: Option<(Begun, Instant)>,
@@ -237,7 +237,7 @@ impl Running {
 pub fn spawn(
     sources: Sources,
     config: SamplerConfig,
-    hub: Hub,
+    hub: HostFeed,
     diagnoser: Diagnoser,
 ) -> std::io::Result<Running> {
     let stop = Stop::new();

@@ -6,7 +6,7 @@ use crate::collect::sources::block::ProcDiskstats;
 use crate::collect::sources::mounts::ProcMounts;
 use crate::collect::sources::system::ProcSystem;
 use crate::collect::sources::{GpuReading, GpuSource};
-use crate::hub::HubConfig;
+use crate::host_feed::HostFeedConfig;
 use shared::diagnosis::Thresholds;
 use shared::{Bytes, Frame, Gpu, GpuMemory, GpuState, NvmlStatus, Source};
 use std::sync::Condvar;
@@ -80,14 +80,14 @@ impl GpuSource for Gated {
     }
 }
 
-fn start(gate: &Arc<Gate>) -> (Hub, Running) {
+fn start(gate: &Arc<Gate>) -> (HostFeed, Running) {
     let sources = Sources {
         gpu: Box::new(Gated(gate.clone())),
         mounts: Box::new(ProcMounts::new()),
         block: Box::new(ProcDiskstats::new()),
         system: Box::new(ProcSystem::new()),
     };
-    let hub = Hub::new("t", INTERVAL, HubConfig::for_interval(INTERVAL));
+    let hub = HostFeed::new("t", INTERVAL, HostFeedConfig::for_interval(INTERVAL));
     let config = SamplerConfig {
         host: "t".into(),
         interval: INTERVAL,
@@ -97,7 +97,7 @@ fn start(gate: &Arc<Gate>) -> (Hub, Running) {
     (hub, running)
 }
 
-fn frames(hub: &Hub) -> Vec<Frame> {
+fn frames(hub: &HostFeed) -> Vec<Frame> {
     hub.history_after(None)
         .iter()
         .map(|e| serde_json::from_str(e.frame_json()).expect("a frame"))

@@ -15,8 +15,8 @@ use super::share_routes;
 use super::slots::Holder;
 use super::state::AppState;
 use super::{replay_route, status_routes};
-use crate::hub::Hub;
-use crate::hub::fleet::Fleet;
+use crate::host_feed::HostFeed;
+use crate::host_feed::fleet::Fleet;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{DefaultBodyLimit, Extension, Query, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, Uri, header};
@@ -174,7 +174,7 @@ enum Pick {
     /// Every host served here: the one of `serve`, all of a hub's.
     Fleet,
     /// The one host a share link shows.
-    One(Hub),
+    One(HostFeed),
     /// A link for one host that is not served here: it sees nothing (close 4403).
     Nothing,
 }

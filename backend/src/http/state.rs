@@ -4,8 +4,8 @@
 
 use super::auth::Auth;
 use super::slots::ViewerSlots;
-use crate::hub::Hub;
-use crate::hub::fleet::Fleet;
+use crate::host_feed::HostFeed;
+use crate::host_feed::fleet::Fleet;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -42,7 +42,7 @@ pub struct AppState {
 
 impl AppState {
     /// A server for `hub` that authenticates as `auth` says ([`Auth::disabled`] for none).
-    pub fn new(hub: Hub, auth: Auth) -> Self {
+    pub fn new(hub: HostFeed, auth: Auth) -> Self {
         AppState::for_fleet(Fleet::single(hub), auth)
     }
 

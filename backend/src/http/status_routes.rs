@@ -5,7 +5,7 @@
 use super::auth::{Access, Granted};
 use super::error::{ApiCode, error_response};
 use super::state::AppState;
-use crate::hub::Hub;
+use crate::host_feed::HostFeed;
 use axum::Json;
 use axum::extract::{Extension, Query, State};
 use axum::http::{StatusCode, header};
@@ -28,7 +28,7 @@ pub(super) struct HostQuery {
 
 /// The host a link for one host is limited to, or a 404 that names no host: the link's host is
 /// not served here, and such a link sees nothing.
-fn scoped_hub(state: &AppState, host: &str) -> Result<Hub, Box<Response>> {
+fn scoped_hub(state: &AppState, host: &str) -> Result<HostFeed, Box<Response>> {
     state
         .fleet
         .find(host)
@@ -43,7 +43,7 @@ fn scoped_hub(state: &AppState, host: &str) -> Result<Hub, Box<Response>> {
 }
 
 /// The host a `?host=` names (the first host without one), or a 404 that lists the hosts.
-fn pick_host(state: &AppState, name: Option<&str>) -> Result<Hub, Box<Response>> {
+fn pick_host(state: &AppState, name: Option<&str>) -> Result<HostFeed, Box<Response>> {
     match name {
         None => state.fleet.hubs().first().cloned().ok_or_else(|| {
             Box::new(error_response(
@@ -106,7 +106,7 @@ pub(super) async fn snapshot(
 /// Appends `{"frame": <latest frame>, "diagnosis": <latest diagnosis>}` of `hub` to `body`, from
 /// the encodings the hub already holds (the diagnosis is absent until the first one is made);
 /// false, with nothing appended, before the host's first frame.
-fn host_snapshot(hub: &Hub, show_users: bool, body: &mut String) -> bool {
+fn host_snapshot(hub: &HostFeed, show_users: bool, body: &mut String) -> bool {
     let Some(entry) = hub.latest() else {
         return false;
     };
@@ -186,7 +186,7 @@ pub(super) async fn health(
 }
 
 /// One host's line in `/api/health`'s `hosts`.
-fn host_health(h: &Hub) -> serde_json::Value {
+fn host_health(h: &HostFeed) -> serde_json::Value {
     let (state, age, error) = h.host_status();
     json!({
         "name": h.host(),

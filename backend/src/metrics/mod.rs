@@ -14,7 +14,7 @@ mod families;
 mod merge;
 mod verdict;
 
-use crate::hub::fleet::Fleet;
+use crate::host_feed::fleet::Fleet;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::registry::Registry;
@@ -87,7 +87,7 @@ const MAX_THREADS: usize = 8;
 impl Scrape {
     /// What `fleet`'s hubs hold now: a host's frame and diagnosis only while it is up.
     pub fn of_fleet(fleet: &Fleet, options: Options, viewers: usize) -> Scrape {
-        let host = |hub: &crate::hub::Hub| {
+        let host = |hub: &crate::host_feed::HostFeed| {
             let (state, _, _) = hub.host_status();
             match hub.latest_frame().filter(|_| state == HostState::Up) {
                 Some(frame) => HostData {

@@ -1,6 +1,6 @@
 //! The hosts a hub watches: other vramio instances reached over SSH (`vramio stream` on the far
 //! side, stdout lines) or WebSocket (`vramio serve`, bearer token). Each peer runs on its own task
-//! and feeds one [`PeerSink`] (its host's `Hub` in the fleet); one peer's failure, slowness or
+//! and feeds one [`PeerSink`] (its host's `HostFeed` in the fleet); one peer's failure, slowness or
 //! garbage never touches another's.
 //!
 //! - [`feed`]: turns the protocol messages a peer sends into frames, diagnoses and states, and
@@ -27,7 +27,7 @@ pub use spec::{PeerLine, PeerSpec, parse_peers_file, read_peers_file};
 use shared::diagnosis::Diagnosis;
 use shared::{Frame, HostState};
 
-/// Where one peer's data goes. The fleet's per-host `Hub` implements it; tests collect.
+/// Where one peer's data goes. The fleet's per-host `HostFeed` implements it; tests collect.
 pub trait PeerSink: Send + Sync + 'static {
     /// The link's state: `Connecting` while reaching the peer, `Up` once it streams, `Down` with
     /// the reason (ssh's last error line, "unauthorized", "connection refused", "protocol

@@ -1,4 +1,4 @@
-//! Test kit for peer links: a real `vramio::hub::Hub` per peer fed through a tap that also keeps
+//! Test kit for peer links: a real `vramio::host_feed::HostFeed` per peer fed through a tap that also keeps
 //! the peer's own frame seqs, the peer's life run by `peers::life::supervise`, a TCP proxy that
 //! can cut its connections, and fake WebSocket peers that misbehave on purpose.
 //! Include with `#[path = "common/peer_kit.rs"] mod peer_kit;` (needs `vramio_bin`).
@@ -15,7 +15,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
-use vramio::hub::{Hub, HubConfig};
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::peers::{LinkOptions, PeerLine, PeerSink, PeerSpec, link_for};
 
 /// The serves' `--interval` (see `vramio_bin::Server::start`), and the hubs'.
@@ -23,7 +23,7 @@ pub const INTERVAL: Duration = Duration::from_millis(250);
 
 /// Feeds the hub, keeping each frame's seq as the peer numbered it and every link change.
 pub struct Tap {
-    pub hub: Hub,
+    pub hub: HostFeed,
     remote: Mutex<Vec<u64>>,
     links: Mutex<Vec<(HostState, Option<String>)>>,
 }
@@ -66,10 +66,10 @@ impl Watched {
             ..LinkOptions::default()
         };
         let link = link_for(&line, &options).unwrap_or_else(|e| panic!("{peer}: {e}"));
-        let hub = Hub::new(
+        let hub = HostFeed::new(
             line.spec.name(),
             INTERVAL,
-            HubConfig::for_interval(INTERVAL),
+            HostFeedConfig::for_interval(INTERVAL),
         );
         let tap = Arc::new(Tap {
             hub,

@@ -2,12 +2,12 @@
 //! a first `subscribe` skipped. Include with `#[path = "common/session_kit.rs"] mod session_kit;`.
 
 use tokio_util::sync::CancellationToken;
+use vramio::host_feed::HostFeed;
+use vramio::host_feed::fleet::Fleet;
 use vramio::http::session::SessionParams;
-use vramio::hub::Hub;
-use vramio::hub::fleet::Fleet;
 
 /// An owner's session on `hub` from the first frame (`since_seq` 0), ended by `cancel`.
-pub fn params(hub: &Hub, cancel: &CancellationToken) -> SessionParams {
+pub fn params(hub: &HostFeed, cancel: &CancellationToken) -> SessionParams {
     SessionParams {
         fleet: Fleet::single(hub.clone()),
         version: "test",

@@ -8,23 +8,23 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
+use vramio::host_feed::{HostFeed, HostFeedConfig};
 use vramio::http::{AppState, app};
-use vramio::hub::{Hub, HubConfig};
 
 pub type Client = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 pub struct Server {
     pub addr: std::net::SocketAddr,
-    pub hub: Hub,
+    pub hub: HostFeed,
     pub state: AppState,
 }
 
-pub async fn server(config: HubConfig) -> Server {
-    server_with(Hub::new("testhost", Duration::from_secs(1), config)).await
+pub async fn server(config: HostFeedConfig) -> Server {
+    server_with(HostFeed::new("testhost", Duration::from_secs(1), config)).await
 }
 
 /// A server around `hub` (another interval, say).
-pub async fn server_with(hub: Hub) -> Server {
+pub async fn server_with(hub: HostFeed) -> Server {
     let state = AppState::new(hub.clone(), vramio::http::auth::Auth::disabled());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -37,8 +37,8 @@ pub async fn server_with(hub: Hub) -> Server {
     Server { addr, hub, state }
 }
 
-pub fn default_config() -> HubConfig {
-    HubConfig::for_interval(Duration::from_secs(1))
+pub fn default_config() -> HostFeedConfig {
+    HostFeedConfig::for_interval(Duration::from_secs(1))
 }
 
 pub fn frame(t: u64) -> Frame {

@@ -141,7 +141,7 @@ fn a_hub_keys_hosts_by_the_message_and_shows_only_the_selected_one() {
         ),
         0.0,
     );
-    assert!(store.hub.get_untracked());
+    assert!(store.many_hosts.get_untracked());
     // The overview: no host shown.
     assert_eq!(store.current_host.get_untracked(), None);
     // Both peers report the same hostname; they stay apart.
@@ -212,7 +212,7 @@ fn one_host_is_shown_whatever_the_route_says() {
         ServerMsg::hello(vec!["gpu1".into()], 1000, "0.1.0", "i1"),
         0.0,
     );
-    assert!(!store.hub.get_untracked());
+    assert!(!store.many_hosts.get_untracked());
     store.select(Some("other".into()));
     assert_eq!(store.current_host.get_untracked().as_deref(), Some("gpu1"));
 }

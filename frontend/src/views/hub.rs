@@ -17,7 +17,7 @@ pub fn HostNav(route: ReadSignal<Route>) -> impl IntoView {
     let store = use_store();
     let name = move || {
         store
-            .hub
+            .many_hosts
             .get()
             .then(|| route.with(|r| r.host().map(str::to_owned)))
             .flatten()

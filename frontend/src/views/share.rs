@@ -152,7 +152,7 @@ fn ShareDialogBody(open: RwSignal<bool>, now: ReadSignal<f64>) -> impl IntoView 
                             .collect_view()}
                     </select>
                 </label>
-                <Show when=move || store.hub.get()>
+                <Show when=move || store.many_hosts.get()>
                     <label>
                         "Shows"
                         <select id="share-host" on:change=move |e| host_choice.set(event_target_value(&e))>

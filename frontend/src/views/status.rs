@@ -97,7 +97,7 @@ pub fn Notices(now: ReadSignal<f64>) -> impl IntoView {
     };
     let host_state = move || {
         // A hub's detail says this in its header (`views/hub.rs`).
-        if store.hub.get() {
+        if store.many_hosts.get() {
             return None;
         }
         let status = store.host_status.get()?;

@@ -7,7 +7,7 @@ use crate::cli::flags::SamplingArgs;
 use crate::collect::sampler::SamplerConfig;
 use crate::collect::sources::Sources;
 use crate::collect::standby;
-use crate::hub::diagnoser::{DEFAULT_WINDOW, DIAGNOSE_EVERY, Diagnoser};
+use crate::host_feed::diagnoser::{DEFAULT_WINDOW, DIAGNOSE_EVERY, Diagnoser};
 use crate::ingest::player::{self, Playing};
 use anyhow::Context;
 use shared::diagnosis::Thresholds;
@@ -63,7 +63,7 @@ impl Feeding {
 mod tests {
     use super::*;
     use crate::cli::serve::testutil::serve_args;
-    use crate::hub::{Hub, HubConfig};
+    use crate::host_feed::{HostFeed, HostFeedConfig};
     use crate::ingest::player::{Replay, Speed};
     use shared::Frame;
     use std::time::{Duration, Instant};
@@ -71,7 +71,7 @@ mod tests {
     #[tokio::test]
     async fn a_replay_is_played_into_the_hub_and_stops_cleanly() {
         let interval = Duration::from_secs(1);
-        let hub = Hub::new("rec", interval, HubConfig::for_interval(interval));
+        let hub = HostFeed::new("rec", interval, HostFeedConfig::for_interval(interval));
         let frames: Vec<Frame> = (0..5)
             .map(|i| Frame::empty("rec", 0, 1_700_000_000_000 + i * 1000, 1000))
             .collect();

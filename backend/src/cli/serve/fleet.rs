@@ -5,8 +5,8 @@
 use super::{FLEET_HISTORY_FRAMES, Local, MIN_PEER_HISTORY_FRAMES};
 use crate::cli::flags::ServeArgs;
 use crate::collect::sampler;
-use crate::hub::fleet::Fleet;
-use crate::hub::{Hub, HubConfig};
+use crate::host_feed::fleet::Fleet;
+use crate::host_feed::{HostFeed, HostFeedConfig};
 use crate::ingest::player::Replay;
 use crate::peers::life::{Link, supervise};
 use crate::peers::{LinkOptions, PeerLine, PeerSink, PeerSpec, link_for, read_peers_file};
@@ -31,15 +31,15 @@ pub fn host_name(args: &ServeArgs, local: &Local) -> String {
 /// of its own (`serve`, `replay`).
 pub enum LocalHost {
     /// Sampled on this machine.
-    Sampled(Hub),
+    Sampled(HostFeed),
     /// Played from a recording.
-    Played(Hub, Arc<Replay>),
+    Played(HostFeed, Arc<Replay>),
 }
 
 /// A peer's hub and its link, not yet running.
 struct Peer {
     link: Box<dyn Link>,
-    hub: Hub,
+    hub: HostFeed,
 }
 
 /// Every host one server shows, built but not yet fed.
@@ -62,15 +62,16 @@ impl Hosts {
         host: String,
     ) -> anyhow::Result<Hosts> {
         let interval = args.sampling.interval;
-        let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
+        let config = HostFeedConfig::for_interval(interval).starting_at(sampler::now_ms());
         let local = match local {
-            Local::Sample => Some(LocalHost::Sampled(Hub::new(host, interval, config))),
-            Local::Play(replay) => {
-                Some(LocalHost::Played(Hub::new(host, interval, config), replay))
-            }
+            Local::Sample => Some(LocalHost::Sampled(HostFeed::new(host, interval, config))),
+            Local::Play(replay) => Some(LocalHost::Played(
+                HostFeed::new(host, interval, config),
+                replay,
+            )),
             Local::Nothing => None,
         };
-        let mut hubs: Vec<Hub> = local.iter().map(|l| l.hub().clone()).collect();
+        let mut hubs: Vec<HostFeed> = local.iter().map(|l| l.hub().clone()).collect();
         let options = LinkOptions {
             interval,
             token_file: args.peers.peer_token_file.clone(),
@@ -80,7 +81,7 @@ impl Hosts {
         };
         let lines = peer_lines(args, extra_peers)?;
         let per_peer = per_peer_history(lines.len(), config.history_frames);
-        let peer_config = HubConfig {
+        let peer_config = HostFeedConfig {
             history_frames: per_peer,
             ..config
         };
@@ -91,7 +92,7 @@ impl Hosts {
                 anyhow::bail!("the peer {name} is given twice (or is this host's own name)");
             }
             let link = link_for(&line, &options).with_context(|| format!("peer {name}"))?;
-            let hub = Hub::new(name, interval, peer_config);
+            let hub = HostFeed::new(name, interval, peer_config);
             hub.set_link(HostState::Connecting, None);
             hubs.push(hub.clone());
             peers.push(Peer { link, hub });
@@ -136,7 +137,7 @@ impl Hosts {
 }
 
 impl LocalHost {
-    pub fn hub(&self) -> &Hub {
+    pub fn hub(&self) -> &HostFeed {
         match self {
             LocalHost::Sampled(hub) | LocalHost::Played(hub, _) => hub,
         }

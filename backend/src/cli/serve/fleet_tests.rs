@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::cli::serve::testutil::serve_args;
-use crate::hub::{MAX_HISTORY_FRAMES, MIN_HISTORY_FRAMES};
+use crate::host_feed::{MAX_HISTORY_FRAMES, MIN_HISTORY_FRAMES};
 use crate::ingest::player::Speed;
 use shared::Frame;
 

@@ -15,10 +15,10 @@ use super::flags::StreamArgs;
 use crate::collect::sampler::{self, SamplerConfig};
 use crate::collect::sources::Sources;
 use crate::collect::standby;
+use crate::host_feed::diagnoser::{DEFAULT_WINDOW, DIAGNOSE_EVERY, Diagnoser};
+use crate::host_feed::fleet::Fleet;
+use crate::host_feed::{HostFeed, HostFeedConfig};
 use crate::http::session::{self, Ended, SessionParams};
-use crate::hub::diagnoser::{DEFAULT_WINDOW, DIAGNOSE_EVERY, Diagnoser};
-use crate::hub::fleet::Fleet;
-use crate::hub::{Hub, HubConfig};
 use crate::peers::lines::Lines;
 use anyhow::{Context, bail};
 use shared::protocol::MAX_CLIENT_MESSAGE_BYTES;
@@ -64,8 +64,8 @@ async fn stream(args: StreamArgs, thresholds: shared::diagnosis::Thresholds) -> 
 async fn sample(args: StreamArgs, thresholds: shared::diagnosis::Thresholds) -> anyhow::Result<()> {
     let host = args.name.clone().unwrap_or_else(super::hostname);
     let interval = args.sampling.interval;
-    let config = HubConfig::for_interval(interval).starting_at(sampler::now_ms());
-    let hub = Hub::new(host.clone(), interval, config);
+    let config = HostFeedConfig::for_interval(interval).starting_at(sampler::now_ms());
+    let hub = HostFeed::new(host.clone(), interval, config);
     let sources = Sources::system_default(args.sampling.nvml_lib.clone());
     let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
     let sampling = standby::spawn(

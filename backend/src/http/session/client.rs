@@ -8,7 +8,7 @@
 
 use super::hosts::Selection;
 use super::{Ended, Raw, raw};
-use crate::hub::fleet::Fleet;
+use crate::host_feed::fleet::Fleet;
 use axum::extract::ws::Message;
 use shared::{ClientMsg, ErrorCode, ServerMsg};
 
@@ -90,7 +90,7 @@ pub fn classify<E: std::fmt::Display>(fleet: &Fleet, incoming: Result<Message, E
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hub::{Hub, HubConfig};
+    use crate::host_feed::{HostFeed, HostFeedConfig};
     use std::convert::Infallible;
     use std::time::Duration;
 
@@ -99,7 +99,7 @@ mod tests {
         Fleet::new(
             names
                 .iter()
-                .map(|n| Hub::new(*n, tick, HubConfig::for_interval(tick)))
+                .map(|n| HostFeed::new(*n, tick, HostFeedConfig::for_interval(tick)))
                 .collect(),
         )
     }

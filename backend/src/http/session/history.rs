@@ -6,8 +6,8 @@
 use super::host_stream::{HostStream, Pending};
 use super::socket::text;
 use super::{BACKFILL_CHUNK, BACKFILL_CHUNK_BYTES, Ended};
-use crate::hub::Entry;
-use crate::hub::jump_history_messages as history_messages;
+use crate::host_feed::Entry;
+use crate::host_feed::jump_history_messages as history_messages;
 use axum::extract::ws::Message;
 use shared::ServerMsg;
 use std::sync::Arc;

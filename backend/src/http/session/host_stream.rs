@@ -11,7 +11,7 @@
 
 use super::Ended;
 use super::socket::text;
-use crate::hub::{DiagnosisEntry, Entry, Hub};
+use crate::host_feed::{DiagnosisEntry, Entry, HostFeed};
 use axum::extract::ws::Message;
 use futures_util::stream::BoxStream;
 use futures_util::{StreamExt, stream};
@@ -55,7 +55,7 @@ pub(super) enum Pending {
 
 /// One host's stream to one viewer.
 pub struct HostStream {
-    pub(super) hub: Hub,
+    pub(super) hub: HostFeed,
     /// Whether frames keep their user names.
     pub(super) show_users: bool,
     /// See [`Start::samples`].
@@ -80,7 +80,7 @@ pub struct HostStream {
 impl HostStream {
     /// A stream of `hub` for one viewer, from `start`: its backfill, the host's state and the
     /// current diagnosis are queued at once; live frames follow.
-    pub fn start(hub: Hub, start: Start, show_users: bool) -> HostStream {
+    pub fn start(hub: HostFeed, start: Start, show_users: bool) -> HostStream {
         // A history replaced from here on is news to this viewer; before, it is what it backfills.
         let mut resets = hub.watch_resets();
         resets.mark_unchanged();

@@ -6,11 +6,11 @@ use crate::http::session::BACKFILL_CHUNK;
 use futures_util::FutureExt;
 use shared::Frame;
 
-fn hub(history: usize, channel: usize) -> Hub {
-    Hub::new(
+fn hub(history: usize, channel: usize) -> HostFeed {
+    HostFeed::new(
         "h",
         Duration::from_secs(1),
-        crate::hub::HubConfig {
+        crate::host_feed::HostFeedConfig {
             history_frames: history,
             channel_capacity: channel,
             first_seq: 1,
@@ -18,7 +18,7 @@ fn hub(history: usize, channel: usize) -> Hub {
     )
 }
 
-fn publish(hub: &Hub, n: u64) {
+fn publish(hub: &HostFeed, n: u64) {
     for t in 0..n {
         hub.publish(Frame::empty("h", 0, 1_700_000_000_000 + t, 1000))
             .expect("publish");

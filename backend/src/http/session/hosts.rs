@@ -3,7 +3,7 @@
 
 use super::Ended;
 use super::host_stream::{HostStream, Start};
-use crate::hub::fleet::Fleet;
+use crate::host_feed::fleet::Fleet;
 use axum::extract::ws::Message;
 use futures_util::stream::{BoxStream, SelectAll};
 use futures_util::{Stream, StreamExt};

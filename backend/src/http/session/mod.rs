@@ -28,7 +28,7 @@ pub use host_stream::{HostStream, Start};
 pub use lease::{ViewLease, lease_ended};
 pub use socket::{CLOSE_SHARE_ENDED, Raw, raw, say_goodbye};
 
-use crate::hub::fleet::Fleet;
+use crate::host_feed::fleet::Fleet;
 use axum::extract::ws::Message;
 use client::{Incoming, classify};
 use futures_util::{Sink, Stream, StreamExt};
@@ -107,7 +107,7 @@ where
         fleet.names(),
         interval_ms,
         version,
-        crate::hub::server_instance(),
+        crate::host_feed::server_instance(),
     );
     if write_msg(&mut sink, &hello).await.is_err() {
         return Ended::WriteFailed;

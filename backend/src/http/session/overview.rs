@@ -4,7 +4,7 @@
 
 use super::Ended;
 use super::socket::text;
-use crate::hub::fleet::{Fleet, SummaryMsg};
+use crate::host_feed::fleet::{Fleet, SummaryMsg};
 use axum::extract::ws::Message;
 use tokio::sync::broadcast::{self, error::RecvError};
 

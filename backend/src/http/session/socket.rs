@@ -11,7 +11,7 @@ use std::time::Duration;
 
 /// A message the hub encoded, as a WebSocket text message (the bytes are shared, not copied;
 /// checking they are UTF-8 again is the one cost, well under a microsecond for a frame).
-pub fn text(encoded: &crate::hub::Encoded) -> Message {
+pub fn text(encoded: &crate::host_feed::Encoded) -> Message {
     Message::Text(Utf8Bytes::try_from(encoded.to_bytes()).unwrap_or_default())
 }
 

@@ -2,7 +2,7 @@
 //! where it is, and its verdict timeline; [`playing`] is the thread that plays it into a hub.
 //!
 //! The diagnosis at any moment is worked out here, in the backend, with the same `shared` code and
-//! the same [`Diagnoser`](crate::hub::diagnoser::Diagnoser) a live host uses: the page only
+//! the same [`Diagnoser`](crate::host_feed::diagnoser::Diagnoser) a live host uses: the page only
 //! renders, as it does live, and a read-only viewer sees the moment the admin chose without
 //! holding the recording.
 

@@ -5,8 +5,8 @@
 
 use super::{Replay, Speed};
 use crate::collect::ticker::Stop;
-use crate::hub::diagnoser::Diagnoser;
-use crate::hub::{HISTORY_SPAN, Hub};
+use crate::host_feed::diagnoser::Diagnoser;
+use crate::host_feed::{HISTORY_SPAN, HostFeed};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
@@ -37,7 +37,11 @@ enum Step {
 }
 
 /// Starts playing the replay's frames (in time order) into `hub`.
-pub fn spawn(replay: Arc<Replay>, hub: Hub, mut diagnoser: Diagnoser) -> std::io::Result<Playing> {
+pub fn spawn(
+    replay: Arc<Replay>,
+    hub: HostFeed,
+    mut diagnoser: Diagnoser,
+) -> std::io::Result<Playing> {
     let stop = Stop::new();
     let stopper = stop.clone();
     let thread = std::thread::Builder::new()
@@ -46,7 +50,7 @@ pub fn spawn(replay: Arc<Replay>, hub: Hub, mut diagnoser: Diagnoser) -> std::io
     Ok(Playing { stop, thread })
 }
 
-fn play(replay: &Replay, hub: &Hub, diagnoser: &mut Diagnoser, stop: &Stop) {
+fn play(replay: &Replay, hub: &HostFeed, diagnoser: &mut Diagnoser, stop: &Stop) {
     let frames = &replay.frames;
     if frames.is_empty() {
         return;
@@ -95,7 +99,13 @@ fn play(replay: &Replay, hub: &Hub, diagnoser: &mut Diagnoser, stop: &Stop) {
 /// count; `gap_ms` is `None` at the end, where only a jump or Play moves on), a jump is asked
 /// for, or `stop`. Tells the hub it is held while paused or at the end, so the page does not
 /// call the host stale.
-fn next_step(replay: &Replay, hub: &Hub, since: Instant, gap_ms: Option<u64>, stop: &Stop) -> Step {
+fn next_step(
+    replay: &Replay,
+    hub: &HostFeed,
+    since: Instant,
+    gap_ms: Option<u64>,
+    stop: &Stop,
+) -> Step {
     let mut c = replay.control();
     let mut paused_for = Duration::ZERO;
     let mut held = None;
@@ -154,7 +164,7 @@ fn next_step(replay: &Replay, hub: &Hub, since: Instant, gap_ms: Option<u64>, st
 /// with the hysteresis playing through would have carried (from the verdict timeline's
 /// checkpoints; until that is worked out, the window before warms it). Returns that frame's
 /// index.
-fn jump(replay: &Replay, hub: &Hub, diagnoser: &mut Diagnoser, t_ms: u64) -> usize {
+fn jump(replay: &Replay, hub: &HostFeed, diagnoser: &mut Diagnoser, t_ms: u64) -> usize {
     let frames = &replay.frames;
     let at = frames.partition_point(|f| f.t_ms <= t_ms).saturating_sub(1);
     let until = frames[at].t_ms;

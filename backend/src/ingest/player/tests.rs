@@ -1,8 +1,8 @@
 //! The player: speeds, pacing, pause, the end, and jumps to a moment.
 
 use super::*;
-use crate::hub::Hub;
-use crate::hub::diagnoser::Diagnoser;
+use crate::host_feed::HostFeed;
+use crate::host_feed::diagnoser::Diagnoser;
 
 #[test]
 fn speeds_parse_and_pace() {
@@ -28,10 +28,10 @@ fn speeds_parse_and_pace() {
 
 #[test]
 fn frames_reach_the_hub_in_order_with_a_diagnosis() {
-    let hub = Hub::new(
+    let hub = HostFeed::new(
         "h",
         Duration::from_secs(1),
-        crate::hub::HubConfig::for_interval(Duration::from_secs(1)),
+        crate::host_feed::HostFeedConfig::for_interval(Duration::from_secs(1)),
     );
     let frames: Vec<Frame> = (0..5)
         .map(|i| Frame::empty("h", 0, 1_700_000_000_000 + i * 1000, 1000))
@@ -60,10 +60,10 @@ fn frames_reach_the_hub_in_order_with_a_diagnosis() {
 
 #[test]
 fn a_paused_replay_waits_and_a_faster_one_catches_up() {
-    let hub = Hub::new(
+    let hub = HostFeed::new(
         "h",
         Duration::from_secs(1),
-        crate::hub::HubConfig::for_interval(Duration::from_secs(1)),
+        crate::host_feed::HostFeedConfig::for_interval(Duration::from_secs(1)),
     );
     let frames: Vec<Frame> = (0..50)
         .map(|i| Frame::empty("h", 0, 1_700_000_000_000 + i * 1000, 1000))
@@ -86,11 +86,11 @@ fn a_paused_replay_waits_and_a_faster_one_catches_up() {
     p.stop_and_join();
 }
 
-fn hub() -> Hub {
-    Hub::new(
+fn hub() -> HostFeed {
+    HostFeed::new(
         "h",
         Duration::from_secs(1),
-        crate::hub::HubConfig::for_interval(Duration::from_secs(1)),
+        crate::host_feed::HostFeedConfig::for_interval(Duration::from_secs(1)),
     )
 }
 

@@ -172,7 +172,7 @@ impl Diagnoser {
     /// encoded, then diagnosed and the diagnosis encoded, and only then are both stored, one
     /// right after the other: a session woken for the frame finds the diagnosis too and sends
     /// both in one write (one wake-up and one `sendto`, not two).
-    pub fn publish_to(&mut self, hub: &crate::hub::Hub, mut frame: Frame) {
+    pub fn publish_to(&mut self, hub: &crate::host_feed::HostFeed, mut frame: Frame) {
         let prepared = match hub.prepare(&mut frame) {
             Ok(prepared) => prepared,
             Err(e) => return tracing::error!(error = %e, "cannot encode frame"),

@@ -3,7 +3,7 @@
 //!
 //! It assigns each frame its `seq`, encodes it to JSON exactly once, keeps the latest frame and a
 //! bounded history ring (backfill and gap-free resume), and fans frames out through a
-//! `tokio::sync::broadcast` channel. [`Hub::publish`] never waits for a viewer: a slow session lags
+//! `tokio::sync::broadcast` channel. [`HostFeed::publish`] never waits for a viewer: a slow session lags
 //! behind in the channel and catches up from the ring, while memory stays bounded by the channel
 //! and ring capacities.
 //!
@@ -62,7 +62,7 @@ const STALE_AFTER_INTERVALS: u32 = 3;
 
 /// Sizes of the hub's buffers.
 #[derive(Clone, Copy, Debug)]
-pub struct HubConfig {
+pub struct HostFeedConfig {
     pub history_frames: usize,
     pub channel_capacity: usize,
     /// Sequence number of the first frame. The server starts it at its start time in
@@ -71,11 +71,11 @@ pub struct HubConfig {
     pub first_seq: u64,
 }
 
-impl HubConfig {
+impl HostFeedConfig {
     /// The defaults for a sampling interval: 15 minutes of history (within the caps above).
     pub fn for_interval(interval: Duration) -> Self {
         let per_span = HISTORY_SPAN.as_millis() / interval.as_millis().max(1);
-        HubConfig {
+        HostFeedConfig {
             history_frames: usize::try_from(per_span)
                 .unwrap_or(MAX_HISTORY_FRAMES)
                 .clamp(MIN_HISTORY_FRAMES, MAX_HISTORY_FRAMES),
@@ -86,7 +86,7 @@ impl HubConfig {
 
     /// Starts `seq` at `first_seq` instead of 1.
     pub fn starting_at(self, first_seq: u64) -> Self {
-        HubConfig {
+        HostFeedConfig {
             first_seq: first_seq.max(1),
             ..self
         }
@@ -95,7 +95,7 @@ impl HubConfig {
 
 /// Cheap-to-clone handle to one host's frame stream.
 #[derive(Clone)]
-pub struct Hub {
+pub struct HostFeed {
     inner: Arc<Inner>,
 }
 
@@ -106,7 +106,7 @@ struct Inner {
     interval: Duration,
     tx: broadcast::Sender<Arc<Entry>>,
     diagnosis: watch::Sender<Option<Arc<DiagnosisEntry>>>,
-    /// Counts [`Hub::replace_history`] calls.
+    /// Counts [`HostFeed::replace_history`] calls.
     resets: watch::Sender<u64>,
     /// Publishers' turn: held from reading `next_seq` until the entry is broadcast. It holds the
     /// buffer frames are encoded in, kept between frames.
@@ -116,7 +116,7 @@ struct Inner {
     /// value; the locks give the ordering, the atomic only lets either read it.
     next_seq: AtomicU64,
     state: Mutex<State>,
-    /// The newest frame decoded by [`Hub::latest_frame`], with its seq.
+    /// The newest frame decoded by [`HostFeed::latest_frame`], with its seq.
     decoded: Mutex<Option<(u64, Arc<Frame>)>>,
 }
 
@@ -143,7 +143,7 @@ pub struct Subscription {
 /// A frame stamped and encoded, waiting to be stored and broadcast. Holds the publishers' turn,
 /// so no other frame can take its seq or overtake it.
 struct Prepared<'a> {
-    hub: &'a Hub,
+    hub: &'a HostFeed,
     _turn: MutexGuard<'a, Vec<u8>>,
     entry: Arc<Entry>,
 }
@@ -170,12 +170,12 @@ impl Prepared<'_> {
     }
 }
 
-impl Hub {
-    pub fn new(host: impl Into<String>, interval: Duration, config: HubConfig) -> Self {
+impl HostFeed {
+    pub fn new(host: impl Into<String>, interval: Duration, config: HostFeedConfig) -> Self {
         let host = host.into();
         let (tx, _) = broadcast::channel(config.channel_capacity.max(1));
         let (diagnosis, _) = watch::channel(None);
-        Hub {
+        HostFeed {
             inner: Arc::new(Inner {
                 frame_prefix: frame_msg_prefix(&host),
                 host,
@@ -220,7 +220,7 @@ impl Hub {
         self.publish_in_place(&mut frame)
     }
 
-    /// [`Hub::publish`] without taking the frame: `frame.seq` is set to the seq it was published
+    /// [`HostFeed::publish`] without taking the frame: `frame.seq` is set to the seq it was published
     /// with (and left alone when it could not be encoded), so the caller can keep using it (the
     /// diagnoser does) without a copy.
     pub fn publish_in_place(&self, frame: &mut Frame) -> Result<u64, serde_json::Error> {
@@ -357,7 +357,7 @@ impl Hub {
 
     /// Subscribes to live frames. Taken under the lock `publish` stores and broadcasts under, so
     /// every frame before `next_seq` is in the ring (or was dropped from it) and every frame from
-    /// it on comes through `frames`: with [`Hub::history_after`] a session misses nothing.
+    /// it on comes through `frames`: with [`HostFeed::history_after`] a session misses nothing.
     pub fn subscribe(&self) -> Subscription {
         let _state = self.state();
         Subscription {
@@ -389,7 +389,7 @@ impl Hub {
         (state, age)
     }
 
-    /// [`Hub::host_state`] with the reason; for a peer's host, a link that is connecting or down
+    /// [`HostFeed::host_state`] with the reason; for a peer's host, a link that is connecting or down
     /// says so (with its reason) whatever frames came before.
     pub fn host_status(&self) -> (HostState, Option<Duration>, Option<String>) {
         let state = self.state();
@@ -422,7 +422,7 @@ impl Hub {
 
 /// A peer feeds its host's hub: frames are re-stamped with this hub's seq, the diagnosis is the
 /// peer's own.
-impl crate::peers::PeerSink for Hub {
+impl crate::peers::PeerSink for HostFeed {
     fn link(&self, state: HostState, error: Option<String>) {
         self.set_link(state, error);
     }

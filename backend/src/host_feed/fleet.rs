@@ -1,11 +1,11 @@
 //! Every host one server shows: the host it samples (`serve`) and its peers' (`hub`, `serve
-//! --peer`), each with a [`Hub`] of its own (history, seq, diagnosis), in a fixed order.
+//! --peer`), each with a [`HostFeed`] of its own (history, seq, diagnosis), in a fixed order.
 //!
 //! The fleet also keeps the overview current: one task per host turns each new frame (and each
 //! change of the host's state, such as a peer going stale or down) into a `summary` message,
 //! encoded once and broadcast to every viewer, so an overview never needs full frames.
 
-use super::Hub;
+use super::HostFeed;
 use super::encoded::Encoded;
 use shared::{HostState, HostSummary, ServerMsg};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -29,19 +29,19 @@ pub struct Fleet {
 }
 
 struct Inner {
-    hubs: Vec<Hub>,
+    hubs: Vec<HostFeed>,
     summaries: broadcast::Sender<SummaryMsg>,
     latest: Mutex<Vec<Option<Encoded>>>,
 }
 
 impl Fleet {
     /// The fleet of one host (plain `serve`).
-    pub fn single(hub: Hub) -> Fleet {
+    pub fn single(hub: HostFeed) -> Fleet {
         Fleet::new(vec![hub])
     }
 
     /// `hubs` in the order viewers see them; names must be unique (the caller checks).
-    pub fn new(hubs: Vec<Hub>) -> Fleet {
+    pub fn new(hubs: Vec<HostFeed>) -> Fleet {
         let n = hubs.len();
         // A fleet of one has no overview (its sessions send no summaries): no room is set aside
         // for them, as every share link for one host makes a fleet of its own.
@@ -55,7 +55,7 @@ impl Fleet {
         }
     }
 
-    pub fn hubs(&self) -> &[Hub] {
+    pub fn hubs(&self) -> &[HostFeed] {
         &self.inner.hubs
     }
 
@@ -68,7 +68,7 @@ impl Fleet {
     }
 
     /// The host named `name`, with its index.
-    pub fn find(&self, name: &str) -> Option<(usize, &Hub)> {
+    pub fn find(&self, name: &str) -> Option<(usize, &HostFeed)> {
         self.inner
             .hubs
             .iter()
@@ -176,14 +176,14 @@ impl Fleet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hub::HubConfig;
+    use crate::host_feed::HostFeedConfig;
     use shared::Frame;
 
-    fn hub(name: &str) -> Hub {
-        Hub::new(
+    fn hub(name: &str) -> HostFeed {
+        HostFeed::new(
             name,
             Duration::from_millis(100),
-            HubConfig::for_interval(Duration::from_millis(100)),
+            HostFeedConfig::for_interval(Duration::from_millis(100)),
         )
     }
 

@@ -2,11 +2,11 @@
 
 use super::*;
 
-fn hub(history: usize, channel: usize) -> Hub {
-    Hub::new(
+fn hub(history: usize, channel: usize) -> HostFeed {
+    HostFeed::new(
         "h",
         Duration::from_secs(1),
-        HubConfig {
+        HostFeedConfig {
             history_frames: history,
             channel_capacity: channel,
             first_seq: 1,
@@ -121,18 +121,18 @@ fn subscribing_tells_the_first_seq_the_feed_will_carry() {
 fn host_state_follows_publishing() {
     // Up is asserted on a hub of a 60 s interval, so no pause of this thread can make it stale;
     // stale on one of 10 ms, after a sleep that can only last longer than asked.
-    let slow = Hub::new(
+    let slow = HostFeed::new(
         "h",
         Duration::from_secs(60),
-        HubConfig::for_interval(Duration::from_secs(60)),
+        HostFeedConfig::for_interval(Duration::from_secs(60)),
     );
     assert_eq!(slow.host_state().0, HostState::Down);
     slow.publish(frame(1)).expect("encodes");
     assert_eq!(slow.host_state().0, HostState::Up);
-    let fast = Hub::new(
+    let fast = HostFeed::new(
         "h",
         Duration::from_millis(10),
-        HubConfig::for_interval(Duration::from_millis(10)),
+        HostFeedConfig::for_interval(Duration::from_millis(10)),
     );
     fast.publish(frame(1)).expect("encodes");
     std::thread::sleep(fast.stale_after() + Duration::from_millis(20));
@@ -141,8 +141,8 @@ fn host_state_follows_publishing() {
 
 #[test]
 fn seq_can_start_later_so_restarts_keep_it_increasing() {
-    let cfg = HubConfig::for_interval(Duration::from_secs(1)).starting_at(1_700_000_000_000);
-    let h = Hub::new("h", Duration::from_secs(1), cfg);
+    let cfg = HostFeedConfig::for_interval(Duration::from_secs(1)).starting_at(1_700_000_000_000);
+    let h = HostFeed::new("h", Duration::from_secs(1), cfg);
     assert_eq!(h.publish(frame(1)).expect("encodes"), 1_700_000_000_000);
     assert_eq!(h.publish(frame(2)).expect("encodes"), 1_700_000_000_001);
 }
@@ -168,15 +168,15 @@ fn diagnosis_is_encoded_once_and_watched() {
 #[test]
 fn history_sizing_follows_interval() {
     assert_eq!(
-        HubConfig::for_interval(Duration::from_secs(1)).history_frames,
+        HostFeedConfig::for_interval(Duration::from_secs(1)).history_frames,
         900
     );
     assert_eq!(
-        HubConfig::for_interval(Duration::from_millis(100)).history_frames,
+        HostFeedConfig::for_interval(Duration::from_millis(100)).history_frames,
         9000
     );
     assert_eq!(
-        HubConfig::for_interval(Duration::from_secs(5)).history_frames,
+        HostFeedConfig::for_interval(Duration::from_secs(5)).history_frames,
         900
     );
 }
@@ -217,10 +217,10 @@ fn user_names_are_dropped_for_viewers_that_may_not_see_them() {
 #[test]
 fn a_peer_that_jumped_starts_the_hosts_history_over() {
     use crate::peers::PeerSink;
-    let hub = Hub::new(
+    let hub = HostFeed::new(
         "peer",
         Duration::from_secs(1),
-        HubConfig::for_interval(Duration::from_secs(1)),
+        HostFeedConfig::for_interval(Duration::from_secs(1)),
     );
     for t in 0..5 {
         PeerSink::frame(&hub, Frame::empty("peer", t, 1_000_000 + t * 1000, 1000));

@@ -2,7 +2,7 @@
 //! once (with the new history's older frames also encoded as chart samples, so a viewer gets them
 //! in a tenth of the bytes), and holds the host while paused so it does not go stale.
 
-use super::Hub;
+use super::HostFeed;
 use super::encoded::Encoded;
 use shared::Frame;
 use shared::diagnosis::Diagnosis;
@@ -53,12 +53,12 @@ pub fn history_messages<'a>(
     Ok(messages)
 }
 
-impl Hub {
+impl HostFeed {
     /// Replaces the host's history with `frames` (oldest first; the newest ones the ring holds)
     /// and its diagnosis with `diagnosis`, at once: a replay that jumps to another moment, or a
     /// peer that did (then `frames` is empty and its new history follows as frames). The frames
     /// get new seqs, above every earlier one. Sessions see the change through
-    /// [`Hub::watch_resets`]: they tell their client `reset` and backfill the new history.
+    /// [`HostFeed::watch_resets`]: they tell their client `reset` and backfill the new history.
     pub fn replace_history(
         &self,
         frames: &mut [Frame],
@@ -114,12 +114,12 @@ impl Hub {
         Ok(())
     }
 
-    /// Bumped on every [`Hub::replace_history`].
+    /// Bumped on every [`HostFeed::replace_history`].
     pub fn watch_resets(&self) -> watch::Receiver<u64> {
         self.inner.resets.subscribe()
     }
 
-    /// The seq of the first frame after the latest [`Hub::replace_history`] (0 if none): a client
+    /// The seq of the first frame after the latest [`HostFeed::replace_history`] (0 if none): a client
     /// holding only frames below it holds another history.
     pub fn reset_floor(&self) -> u64 {
         self.state().floor
