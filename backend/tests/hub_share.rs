@@ -114,24 +114,7 @@ async fn a_link_for_one_host_shows_only_that_host() {
     assert!(body.contains(r#""host":"b:7575""#), "{body}");
 
     // Over /ws: hello names the one host, and only its frames come.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let router = app(state.clone());
-    tokio::spawn(async move { axum::serve(listener, router).await.expect("serve") });
-    let mut req = format!("ws://{addr}/ws")
-        .into_client_request()
-        .expect("req");
-    req.headers_mut()
-        .insert("cookie", cookie.parse().expect("cookie"));
-    req.headers_mut()
-        .insert("origin", "http://127.0.0.1:7575".parse().expect("origin"));
-    req.headers_mut()
-        .insert("host", "127.0.0.1:7575".parse().expect("host"));
-    let (mut ws, _) = tokio_tungstenite::connect_async(req)
-        .await
-        .expect("viewer connects");
+    let mut ws = viewer_socket(&state, &cookie).await;
     let mut saw_backfill = false;
     for _ in 0..6 {
         let Some(Ok(Message::Text(t))) = tokio::time::timeout(Duration::from_secs(3), ws.next())
@@ -211,24 +194,7 @@ async fn a_link_for_a_host_no_longer_served_sees_nothing() {
         }
     }
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let router = app(after.clone());
-    tokio::spawn(async move { axum::serve(listener, router).await.expect("serve") });
-    let mut req = format!("ws://{addr}/ws")
-        .into_client_request()
-        .expect("req");
-    req.headers_mut()
-        .insert("cookie", cookie.parse().expect("cookie"));
-    req.headers_mut()
-        .insert("origin", "http://127.0.0.1:7575".parse().expect("origin"));
-    req.headers_mut()
-        .insert("host", "127.0.0.1:7575".parse().expect("host"));
-    let (mut ws, _) = tokio_tungstenite::connect_async(req)
-        .await
-        .expect("the upgrade is answered");
+    let mut ws = viewer_socket(&after, &cookie).await;
     let mut close_code = None;
     while let Some(msg) = tokio::time::timeout(Duration::from_secs(5), ws.next())
         .await
@@ -369,4 +335,31 @@ async fn a_share_link_cannot_lock_the_admin_out() {
     let _a1 = open(admin()).await.expect("the admin still gets in");
     let _a2 = open(admin()).await.expect("the admin's reserve");
     let _ = std::fs::remove_dir_all(root);
+}
+
+/// A WebSocket to `/ws` of a server of `state` on a free loopback port, with `cookie`, from the
+/// page's origin.
+async fn viewer_socket(
+    state: &AppState,
+    cookie: &str,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let router = app(state.clone());
+    tokio::spawn(async move { axum::serve(listener, router).await.expect("serve") });
+    let mut req = format!("ws://{addr}/ws")
+        .into_client_request()
+        .expect("req");
+    req.headers_mut()
+        .insert("cookie", cookie.parse().expect("cookie"));
+    req.headers_mut()
+        .insert("origin", "http://127.0.0.1:7575".parse().expect("origin"));
+    req.headers_mut()
+        .insert("host", "127.0.0.1:7575".parse().expect("host"));
+    tokio_tungstenite::connect_async(req)
+        .await
+        .expect("the upgrade is answered")
+        .0
 }

@@ -7,6 +7,7 @@ mod session_kit;
 
 use axum::extract::ws::Message;
 use futures_util::{sink, stream};
+use session_kit::next;
 use shared::{Frame, ServerMsg};
 use std::convert::Infallible;
 use std::time::Duration;
@@ -35,17 +36,6 @@ fn start(hub: &HostFeed) -> (mpsc::Receiver<Message>, CancellationToken) {
     let client = stream::pending::<Result<Message, Infallible>>();
     tokio::spawn(session::run(params, sink, client));
     (rx, cancel)
-}
-
-async fn next(rx: &mut mpsc::Receiver<Message>) -> ServerMsg {
-    let msg = tokio::time::timeout(Duration::from_secs(10), rx.recv())
-        .await
-        .expect("a message within 10 s")
-        .expect("session alive");
-    match msg {
-        Message::Text(t) => serde_json::from_str(t.as_str()).expect("valid server message"),
-        other => panic!("unexpected {other:?}"),
-    }
 }
 
 /// Reads until the frame with seq `last` arrived.

@@ -3,8 +3,12 @@
 //! multi-host session unpolled (they lag and catch up from the ring) instead of queueing frames
 //! behind it.
 
+#[path = "common/session_kit.rs"]
+mod session_kit;
+
 use axum::extract::ws::Message;
 use futures_util::{Sink, Stream, StreamExt, sink, stream};
+use session_kit::next;
 use shared::{Frame, ServerMsg};
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -66,17 +70,6 @@ fn start(
     };
     tokio::spawn(session::run(params, sink, client(first)));
     (rx, cancel)
-}
-
-async fn next(rx: &mut mpsc::Receiver<Message>) -> ServerMsg {
-    let msg = tokio::time::timeout(Duration::from_secs(10), rx.recv())
-        .await
-        .expect("a message within 10 s")
-        .expect("session alive");
-    match msg {
-        Message::Text(t) => serde_json::from_str(t.as_str()).expect("a server message"),
-        other => panic!("unexpected {other:?}"),
-    }
 }
 
 /// The next `n` messages, without `hello` and `summary` (what differs between one host and
