@@ -1,6 +1,6 @@
 //! Configuration that cannot work is refused before anything starts, with exit 64 (EX_USAGE) and
 //! a message that names the problem: a peers file that names no peer, thresholds that are not
-//! finite or whose warning level is past the critical one.
+//! finite or whose warning level is past the critical one; TLS flags on a Unix socket.
 
 #[path = "common/fake_nvml.rs"]
 mod fake_nvml;
@@ -50,4 +50,28 @@ fn thresholds_that_cannot_work_are_refused_naming_the_key() {
         assert_eq!(r.status.code(), Some(64), "{text}: {r:?}");
         assert!(r.stderr.contains(key), "{text}: {r:?}");
     }
+}
+
+#[test]
+fn tls_flags_on_a_unix_socket_are_refused() {
+    // The socket serves plain HTTP (ssh forwards it): TLS flags there would make the server
+    // believe its page is https:// and refuse the page's own WebSocket.
+    let dir = TempDir::new("unix-tls");
+    let sock = format!("unix:{}", dir.join("v.sock").display());
+    let cert = dir.join("c.pem").to_string_lossy().into_owned();
+    let r = run(&[
+        "serve",
+        "--listen",
+        &sock,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &cert,
+    ]);
+    assert_eq!(r.status.code(), Some(64), "{r:?}");
+    assert!(
+        r.stderr.contains("--listen") && r.stderr.contains("--tls-cert"),
+        "names both flags: {r:?}"
+    );
+    assert!(!dir.join("v.sock").exists(), "nothing was bound");
 }

@@ -67,7 +67,12 @@ async fn a_link_for_one_host_shows_only_that_host() {
         HostPolicy::loopback_only(),
         None,
     );
-    let state = AppState::for_fleet(Fleet::new(hubs.clone()), auth);
+    let mut state = AppState::for_fleet(Fleet::new(hubs.clone()), auth);
+    // As `vramio replay REC --peer b:7575` serves it: the replayed host first.
+    state.replay = Some(vramio::ingest::player::Replay::new(
+        vec![Frame::empty("ssh://a", 1, 1_700_000_000_000, 100)],
+        vramio::ingest::player::Speed::Max,
+    ));
     let (status, body) = call(
         &state,
         Method::POST,
@@ -96,6 +101,15 @@ async fn a_link_for_one_host_shows_only_that_host() {
     let (status, body) = call(&state, Method::GET, "/api/snapshot", Some(&cookie), "").await;
     assert_eq!(status, StatusCode::OK);
     assert!(body.contains("os-1") && !body.contains("os-0"), "{body}");
+    // The replay is another host's: the link learns nothing of it; the admin sees it.
+    let (status, body) = call(&state, Method::GET, "/api/replay", Some(&cookie), "").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(
+        !body.contains("ssh://a") && !body.contains("verdict"),
+        "{body}"
+    );
+    let (status, _) = call(&state, Method::GET, "/api/replay", None, "").await;
+    assert_eq!(status, StatusCode::OK);
     let (status, _) = call(
         &state,
         Method::GET,

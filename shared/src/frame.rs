@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 /// One tick of one host.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Frame {
-    /// Strictly increasing per host, from 1 (per process lifetime of that host's vramio): the
-    /// sampler numbers its ticks, and the hub that publishes a frame gives it that host's seq.
+    /// Strictly increasing per host, never 0 (per process lifetime of that host's vramio): the
+    /// sampler numbers its ticks from 1, and the feed that publishes a frame gives it that host's
+    /// seq (a server's start, in ms since the epoch, onwards).
     pub seq: u64,
     /// When the tick started, in milliseconds since the Unix epoch.
     pub t_ms: u64,

@@ -1,5 +1,5 @@
 //! [`Encoded`]: a message encoded once as JSON text and shared, without a copy, by every session
-//! that sends it. The hub's own type, so `hub/` knows nothing of the web framework that carries it.
+//! that sends it. The hub's own type, so `host_feed/` knows nothing of the web framework that carries it.
 
 use std::sync::Arc;
 

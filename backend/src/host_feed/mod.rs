@@ -1,11 +1,12 @@
-//! The hub: the one place frames go after the sampler and before any viewer; its [`diagnoser`]
-//! turns the recent window into the verdict it hands out beside them.
+//! [`HostFeed`]: one host's stream, the one place its frames go after the sampler (or a peer link,
+//! or the replay player) and before any viewer; the [`diagnoser`] turns the recent window into
+//! the verdict it hands out beside them, and the [`fleet`] is every host a server shows.
 //!
 //! It assigns each frame its `seq`, encodes it to JSON exactly once, keeps the latest frame and a
 //! bounded history ring (backfill and gap-free resume), and fans frames out through a
-//! `tokio::sync::broadcast` channel. [`HostFeed::publish`] never waits for a viewer: a slow session lags
-//! behind in the channel and catches up from the ring, while memory stays bounded by the channel
-//! and ring capacities.
+//! `tokio::sync::broadcast` channel. [`HostFeed::publish`] never waits for a viewer: a slow session
+//! lags behind in the channel and catches up from the ring, while memory stays bounded by the
+//! channel and ring capacities.
 //!
 //! Two locks: publishers take turns on `publishing` (seq order = ring order = broadcast order)
 //! and encode while holding only that one; the `state` lock, which every session takes to
@@ -60,7 +61,7 @@ pub const CHANNEL_CAPACITY: usize = 64;
 /// A host is `stale` after this many intervals without a frame.
 const STALE_AFTER_INTERVALS: u32 = 3;
 
-/// Sizes of the hub's buffers.
+/// Sizes of a host feed's buffers.
 #[derive(Clone, Copy, Debug)]
 pub struct HostFeedConfig {
     pub history_frames: usize,

@@ -112,7 +112,17 @@ async fn ws(
             grant,
             shares: state.auth.shares().clone(),
         }),
-        _ => None,
+        // The admin, or anyone when authentication is off (`--no-auth`).
+        Some(Access::Admin) | None => None,
+        // Kept out by `require_viewer` already; named here so no new kind of access falls
+        // through to an admin's session.
+        Some(Access::Scrape) => {
+            return error_response(
+                StatusCode::FORBIDDEN,
+                ApiCode::Forbidden,
+                "the scrape token reads /metrics only",
+            );
+        }
     };
     let holder = match &lease {
         Some(l) => Holder::Link(l.grant.id.clone()),
@@ -141,7 +151,7 @@ async fn ws(
                         let fleet = match pick_session(&state, lease.as_ref()) {
                             Pick::Nothing => None,
                             Pick::Fleet => Some(state.fleet.clone()),
-                            Pick::One(hub) => Some(Fleet::single(hub)),
+                            Pick::One(feed) => Some(Fleet::single(feed)),
                         };
                         let ended = match fleet {
                             None => {

@@ -1,6 +1,7 @@
 //! Where the server listens: TCP, TCP with TLS (rustls; handshakes run beside the accept loop,
 //! bounded in number and time, so a slow client never holds up others), or a Unix socket created
-//! with mode 0600 and no TCP port at all.
+//! with mode 0600 and no TCP port at all. Each connection's kernel send buffer is capped
+//! ([`SEND_BUFFER`]), and a request head must arrive within [`HEADER_READ_TIMEOUT`].
 
 use axum::Router;
 use rustls::pki_types::pem::PemObject;

@@ -1,8 +1,8 @@
 //! What browsers and scripts meet: the routes ([`app::app`]), the credential and origin checks
-//! ([`auth`], [`same_origin`]), the share-link routes ([`share_routes`]), `/metrics`
-//! ([`metrics_route`]), one WebSocket
-//! [`session`] per viewer (of one host or several), the embedded page ([`assets`]) and the listeners ([`listen`]: TCP,
-//! TLS, a Unix socket).
+//! ([`auth`], [`same_origin`]), the share-link routes ([`share_routes`]), `/api/snapshot` and
+//! `/api/health` ([`status_routes`]), `/api/replay` ([`replay_route`]), `/metrics`
+//! ([`metrics_route`]), one WebSocket [`session`] per viewer (of one host or several), the
+//! embedded page ([`assets`]) and the listeners ([`listen`]: TCP, TLS, a Unix socket).
 
 pub mod app;
 pub mod assets;

@@ -1,10 +1,13 @@
-//! `/api/replay`: a replay's span, position, speed and verdict timeline for any viewer, and its
-//! steering (pause, play, speed, jump) for the admin; 404 on a server that is not replaying.
+//! `/api/replay`: a replay's span, position, speed and verdict timeline for any viewer of the
+//! replayed host, and its steering (pause, play, speed, jump) for the admin; 404 on a server that
+//! is not replaying.
 
+use super::auth::Granted;
 use super::error::{ApiCode, error_response};
 use super::state::AppState;
+use super::status_routes::scoped_host;
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use std::time::Duration;
@@ -13,11 +16,17 @@ use std::time::Duration;
 const SEEK_WAIT: Duration = Duration::from_secs(5);
 
 /// `GET /api/replay`: the replay's span, position, speed and verdict timeline; 404 when this
-/// server is not replaying.
-pub(super) async fn replay(State(state): State<AppState>) -> Response {
+/// server is not replaying, and for a link of another host than the replayed one (the first host
+/// served): a link for one host learns nothing of another.
+pub(super) async fn replay(
+    State(state): State<AppState>,
+    Extension(granted): Extension<Granted>,
+) -> Response {
+    let replayed = state.fleet.hubs().first().map(|h| h.host());
+    let other_host = scoped_host(&granted).is_some_and(|s| Some(s) != replayed);
     match &state.replay {
-        Some(r) => Json(r.info()).into_response(),
-        None => error_response(
+        Some(r) if !other_host => Json(r.info()).into_response(),
+        _ => error_response(
             StatusCode::NOT_FOUND,
             ApiCode::NotReplaying,
             "this server shows live data, not a replay",

@@ -41,13 +41,15 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// A server for `hub` that authenticates as `auth` says ([`Auth::disabled`] for none).
-    pub fn new(hub: HostFeed, auth: Auth) -> Self {
-        AppState::for_fleet(Fleet::single(hub), auth)
+    /// A server of the one host `feed` that authenticates as `auth` says ([`Auth::disabled`] for
+    /// none).
+    pub fn new(feed: HostFeed, auth: Auth) -> Self {
+        AppState::for_fleet(Fleet::single(feed), auth)
     }
 
     /// A server for every host of `fleet` (`vramio hub` refuses to start without one; a fleet
-    /// of none would answer every host route with 404).
+    /// of none answers `/api/snapshot` and `/api/health` with 404, and `/ws` with a `hello` of
+    /// no host).
     pub fn for_fleet(fleet: Fleet, auth: Auth) -> Self {
         let hub_mode = fleet.len() > 1;
         AppState {

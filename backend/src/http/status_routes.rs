@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 /// The one host a viewer's link is limited to.
-fn scoped_host(granted: &Granted) -> Option<&str> {
+pub(super) fn scoped_host(granted: &Granted) -> Option<&str> {
     match &granted.0 {
         Some(Access::Viewer(g)) => g.host.as_deref(),
         _ => None,

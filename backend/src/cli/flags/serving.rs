@@ -95,7 +95,7 @@ pub struct ServeArgs {
     /// Listen on a Unix socket (mode 0600) instead of TCP: `unix:PATH`. Forward it with
     /// `ssh -L 7575:PATH server`.
     #[arg(long, env = "VRAMIO_LISTEN", value_name = "unix:PATH", value_parser = parse_listen,
-          conflicts_with_all = ["bind", "port"])]
+          conflicts_with_all = ["bind", "port", "tls_cert"])]
     pub listen: Option<Listen>,
     /// Serve HTTPS and WSS with this PEM certificate chain (with --tls-key).
     #[arg(

@@ -142,22 +142,13 @@ where
     let lease_end = lease_ended(lease.as_ref());
     tokio::pin!(lease_end);
     let ended = loop {
-        // The hosts' queued batches (a backfill's chunks) all go before the next client message
-        // is read.
+        // The client's messages first, then the summaries, then the hosts: a slow socket always
+        // has some host's batch ready, and must not keep a `subscribe` that narrows the
+        // selection, a `ping` or a Close from being read.
         let step = tokio::select! {
             biased;
             () = cancel.cancelled() => Err(Ended::ServerShutdown),
             ended = &mut lease_end => Err(ended),
-            batch = hosts.next(), if !hosts.is_empty() => match batch {
-                Some(Ok(msgs)) => write(&mut sink, msgs).await,
-                Some(Err(ended)) => Err(ended),
-                None => Ok(()),
-            },
-            summaries = overview.next() => match summaries {
-                Ok(msgs) if msgs.is_empty() => Ok(()),
-                Ok(msgs) => write(&mut sink, msgs).await,
-                Err(ended) => Err(ended),
-            },
             incoming = stream.next() => match incoming {
                 None => Err(Ended::ClientClosed),
                 Some(incoming) => match classify(&fleet, incoming) {
@@ -169,6 +160,16 @@ where
                     Incoming::Ignore => Ok(()),
                     Incoming::End(ended) => Err(ended),
                 },
+            },
+            summaries = overview.next() => match summaries {
+                Ok(msgs) if msgs.is_empty() => Ok(()),
+                Ok(msgs) => write(&mut sink, msgs).await,
+                Err(ended) => Err(ended),
+            },
+            batch = hosts.next(), if !hosts.is_empty() => match batch {
+                Some(Ok(msgs)) => write(&mut sink, msgs).await,
+                Some(Err(ended)) => Err(ended),
+                None => Ok(()),
             },
         };
         if let Err(ended) = step {
