@@ -1,8 +1,9 @@
 //! What browsers and scripts meet: the routes ([`app::app`]), the credential and origin checks
 //! ([`auth`], [`same_origin`]), the share-link routes ([`share_routes`]), `/api/snapshot` and
-//! `/api/health` ([`status_routes`]), `/api/replay` ([`replay_route`]), `/metrics`
-//! ([`metrics_route`]), one WebSocket [`session`] per viewer (of one host or several), the
-//! embedded page ([`assets`]) and the listeners ([`listen`]: TCP, TLS, a Unix socket).
+//! `/api/health` ([`status_routes`]), `/api/replay` ([`replay_route`]), the `/ws` upgrade
+//! ([`ws_route`]), `/metrics` ([`metrics_route`]), one WebSocket [`session`] per viewer (of one
+//! host or several), the embedded page ([`assets`]) and the listeners ([`listen`]: TCP, TLS, a
+//! Unix socket).
 
 pub mod app;
 pub mod assets;
@@ -18,6 +19,7 @@ pub mod share_routes;
 pub mod slots;
 pub mod state;
 pub mod status_routes;
+pub mod ws_route;
 
 pub use app::app;
 pub use state::AppState;
