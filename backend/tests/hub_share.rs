@@ -52,22 +52,7 @@ async fn call(
 #[tokio::test]
 async fn a_link_for_one_host_shows_only_that_host() {
     let root = std::env::temp_dir().join(format!("vramio-hub-share-{}", std::process::id()));
-    let hubs: Vec<HostFeed> = ["ssh://a", "b:7575"]
-        .iter()
-        .map(|n| HostFeed::new(*n, TICK, HostFeedConfig::for_interval(TICK)))
-        .collect();
-    for (i, h) in hubs.iter().enumerate() {
-        h.publish(Frame::empty(format!("os-{i}"), 0, 1_700_000_000_000, 100))
-            .expect("publish");
-    }
-    let auth = Auth::new(
-        Some(Token::from_trusted(TOKEN)),
-        Shares::open(StateDir::open(Some(&root)).expect("dir")),
-        false,
-        HostPolicy::loopback_only(),
-        None,
-    );
-    let mut state = AppState::for_fleet(Fleet::new(hubs.clone()), auth);
+    let mut state = fleet_of(&root, &["ssh://a", "b:7575"]);
     // As `vramio replay REC --peer b:7575` serves it: the replayed host first.
     state.replay = Some(vramio::ingest::player::Replay::new(
         vec![Frame::empty("ssh://a", 1, 1_700_000_000_000, 100)],
@@ -159,25 +144,7 @@ async fn a_link_for_one_host_shows_only_that_host() {
 async fn a_link_for_a_host_no_longer_served_sees_nothing() {
     let root = std::env::temp_dir().join(format!("vramio-hub-share-gone-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
-    let fleet_of = |names: &[&str]| {
-        let hubs: Vec<HostFeed> = names
-            .iter()
-            .map(|n| HostFeed::new(*n, TICK, HostFeedConfig::for_interval(TICK)))
-            .collect();
-        for (i, h) in hubs.iter().enumerate() {
-            h.publish(Frame::empty(format!("os-{i}"), 0, 1_700_000_000_000, 100))
-                .expect("publish");
-        }
-        let auth = Auth::new(
-            Some(Token::from_trusted(TOKEN)),
-            Shares::open(StateDir::open(Some(&root)).expect("dir")),
-            false,
-            HostPolicy::loopback_only(),
-            None,
-        );
-        AppState::for_fleet(Fleet::new(hubs), auth)
-    };
-    let before = fleet_of(&["ssh://a", "gpu3:7575"]);
+    let before = fleet_of(&root, &["ssh://a", "gpu3:7575"]);
     let (status, body) = call(
         &before,
         Method::POST,
@@ -193,7 +160,7 @@ async fn a_link_for_a_host_no_longer_served_sees_nothing() {
     let cookie = format!("vramio-7575-view={id}.{secret}");
 
     // The hub restarts with gpu3 dropped (another peer in its place).
-    let after = fleet_of(&["ssh://a", "other:7575"]);
+    let after = fleet_of(&root, &["ssh://a", "other:7575"]);
     let (status, body) = call(&after, Method::GET, &format!("/s/{id}"), Some(&cookie), "").await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     assert_eq!(body, vramio::http::share_routes::LINK_NOT_FOUND);
@@ -376,4 +343,25 @@ async fn viewer_socket(
         .await
         .expect("the upgrade is answered")
         .0
+}
+
+/// A server of the hosts `names` (each with one frame, its OS name `os-INDEX`), its token and
+/// share links in the state directory `root`.
+fn fleet_of(root: &std::path::Path, names: &[&str]) -> AppState {
+    let feeds: Vec<HostFeed> = names
+        .iter()
+        .map(|n| HostFeed::new(*n, TICK, HostFeedConfig::for_interval(TICK)))
+        .collect();
+    for (i, h) in feeds.iter().enumerate() {
+        h.publish(Frame::empty(format!("os-{i}"), 0, 1_700_000_000_000, 100))
+            .expect("publish");
+    }
+    let auth = Auth::new(
+        Some(Token::from_trusted(TOKEN)),
+        Shares::open(StateDir::open(Some(root)).expect("dir")),
+        false,
+        HostPolicy::loopback_only(),
+        None,
+    );
+    AppState::for_fleet(Fleet::new(feeds), auth)
 }
