@@ -68,20 +68,7 @@ async fn a_link_for_one_host_shows_only_that_host() {
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(body.contains("b:7575"), "names the hosts: {body}");
-    let (status, body) = call(
-        &state,
-        Method::POST,
-        "/api/shares",
-        None,
-        r#"{"host":"b:7575"}"#,
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let info: shared::access::ShareInfo = serde_json::from_str(&body).expect("share");
-    assert_eq!(info.host.as_deref(), Some("b:7575"));
-    let (_, rest) = info.url.rsplit_once("/s/").expect("/s/");
-    let (id, secret) = rest.split_once('#').expect("#");
-    let cookie = format!("vramio-7575-view={id}.{secret}");
+    let (_, cookie) = link_for(&state, "b:7575").await;
 
     let (status, body) = call(&state, Method::GET, "/api/snapshot", Some(&cookie), "").await;
     assert_eq!(status, StatusCode::OK);
@@ -145,19 +132,7 @@ async fn a_link_for_a_host_no_longer_served_sees_nothing() {
     let root = std::env::temp_dir().join(format!("vramio-hub-share-gone-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let before = fleet_of(&root, &["ssh://a", "gpu3:7575"]);
-    let (status, body) = call(
-        &before,
-        Method::POST,
-        "/api/shares",
-        None,
-        r#"{"host":"gpu3:7575"}"#,
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let info: shared::access::ShareInfo = serde_json::from_str(&body).expect("share");
-    let (_, rest) = info.url.rsplit_once("/s/").expect("/s/");
-    let (id, secret) = rest.split_once('#').expect("#");
-    let cookie = format!("vramio-7575-view={id}.{secret}");
+    let (id, cookie) = link_for(&before, "gpu3:7575").await;
 
     // The hub restarts with gpu3 dropped (another peer in its place).
     let after = fleet_of(&root, &["ssh://a", "other:7575"]);
@@ -364,4 +339,23 @@ fn fleet_of(root: &std::path::Path, names: &[&str]) -> AppState {
         None,
     );
     AppState::for_fleet(Fleet::new(feeds), auth)
+}
+
+/// A share link for the one host `host`, made by the admin: its id, and the view cookie its page
+/// would get.
+async fn link_for(state: &AppState, host: &str) -> (String, String) {
+    let (status, body) = call(
+        state,
+        Method::POST,
+        "/api/shares",
+        None,
+        &format!(r#"{{"host":"{host}"}}"#),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let info: shared::access::ShareInfo = serde_json::from_str(&body).expect("share");
+    assert_eq!(info.host.as_deref(), Some(host));
+    let (_, rest) = info.url.rsplit_once("/s/").expect("/s/");
+    let (id, secret) = rest.split_once('#').expect("#");
+    (id.to_owned(), format!("vramio-7575-view={id}.{secret}"))
 }
