@@ -1,8 +1,11 @@
 //! The `deploy/` folder checked: promtool accepts the scrape config, the alert rules and their unit
 //! tests; every PromQL expression in the rules and the Grafana dashboard parses and selects only
-//! metrics vramio exports; the dashboard's variables, filters and datasources are wired. promtool
-//! is required: without it these tests fail (they never skip).
+//! metrics vramio exports; the dashboard's variables, filters and datasources are wired; the
+//! systemd user unit passes `systemd-analyze verify`. promtool is required: without it these tests
+//! fail (they never skip); systemd-analyze follows the one CI rule (`common/ci.rs`).
 
+#[path = "common/ci.rs"]
+mod ci;
 #[path = "common/fake_nvml.rs"]
 mod fake_nvml;
 #[path = "common/prom_kit.rs"]
@@ -387,4 +390,62 @@ fn assert_filtered(title: &str, s: &Selector) {
             s.name
         );
     }
+}
+
+/// `deploy/systemd/vramio.service` passes `systemd-analyze --user verify` (no error and no
+/// warning), with the vramio this build made where the unit looks for it (`~/.local/bin`), and
+/// starts `serve` on a Unix socket under `$XDG_RUNTIME_DIR`.
+#[test]
+fn the_systemd_user_unit_verifies() {
+    let Some(analyze) = which("systemd-analyze") else {
+        ci::skip(
+            "the_systemd_user_unit_verifies",
+            "systemd-analyze is not on PATH (apt-get install systemd)",
+        );
+        return;
+    };
+    let unit = deploy("systemd/vramio.service");
+    let text = read(&unit);
+    assert!(
+        text.contains("ExecStart=%h/.local/bin/vramio serve --listen unix:%t/vramio.sock"),
+        "{text}"
+    );
+    let dir = scratch("systemd");
+    let home = dir.join("home");
+    let runtime = dir.join("run");
+    std::fs::create_dir_all(home.join(".local/bin")).expect("home");
+    std::fs::create_dir_all(&runtime).expect("runtime dir");
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).expect("0700");
+    std::fs::copy(env!("CARGO_BIN_EXE_vramio"), home.join(".local/bin/vramio"))
+        .expect("the binary where the unit looks");
+    let out = Command::new(&analyze)
+        .args(["--user", "verify"])
+        .arg(&unit)
+        .env("HOME", &home)
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .output()
+        .expect("systemd-analyze runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.trim().is_empty(), "warnings: {stderr}");
+    // Without the binary the same check fails: it is a check that can fail.
+    std::fs::remove_file(home.join(".local/bin/vramio")).expect("remove");
+    let out = Command::new(&analyze)
+        .args(["--user", "verify"])
+        .arg(&unit)
+        .env("HOME", &home)
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .output()
+        .expect("systemd-analyze runs");
+    assert!(!out.status.success(), "a missing binary was not noticed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The path of `tool` on PATH.
+fn which(tool: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
 }

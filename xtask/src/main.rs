@@ -250,7 +250,7 @@ fn test(extra: &[String]) -> Result<()> {
     })?;
     step("frontend bundle", || bundle().map(|_| ()))?;
     step(
-        "test tools (chromium, chromedriver, mkfs.ext4, sshd, ssh)",
+        "test tools (chromium, chromedriver, mkfs.ext4, sshd, ssh, promtool, systemd-analyze)",
         check_browser,
     )?;
     step("tests", || {
@@ -276,8 +276,9 @@ fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
 }
 
 /// The browser tests drive Debian's chromium through chromedriver, the check tests loop-mount
-/// an ext4, the SSH peer tests run OpenSSH, the /metrics tests promtool and Prometheus: install
-/// what is missing with apt-get when running as root on Debian, else say how.
+/// an ext4, the SSH peer tests run OpenSSH, the /metrics tests promtool and Prometheus, the deploy
+/// test systemd-analyze: install what is missing with apt-get when running as root on Debian,
+/// else say how.
 fn check_browser() -> Result<()> {
     let has = |tool: &str, arg: &str| {
         Command::new(tool)
@@ -306,6 +307,10 @@ fn check_browser() -> Result<()> {
     // The /metrics tests run promtool and a real Prometheus server on loopback.
     if !has("promtool", "--version") || !has("prometheus", "--version") {
         missing.push("prometheus");
+    }
+    // The systemd user unit in deploy/systemd is checked with `systemd-analyze verify`.
+    if !has("systemd-analyze", "--version") {
+        missing.push("systemd");
     }
     if missing.is_empty() {
         return Ok(());
