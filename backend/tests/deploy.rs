@@ -418,25 +418,22 @@ fn the_systemd_user_unit_verifies() {
     std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).expect("0700");
     std::fs::copy(env!("CARGO_BIN_EXE_vramio"), home.join(".local/bin/vramio"))
         .expect("the binary where the unit looks");
-    let out = Command::new(&analyze)
-        .args(["--user", "verify"])
-        .arg(&unit)
-        .env("HOME", &home)
-        .env("XDG_RUNTIME_DIR", &runtime)
-        .output()
-        .expect("systemd-analyze runs");
+    let verify = || {
+        Command::new(&analyze)
+            .args(["--user", "verify"])
+            .arg(&unit)
+            .env("HOME", &home)
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .output()
+            .expect("systemd-analyze runs")
+    };
+    let out = verify();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.trim().is_empty(), "warnings: {stderr}");
     // Without the binary the same check fails: it is a check that can fail.
     std::fs::remove_file(home.join(".local/bin/vramio")).expect("remove");
-    let out = Command::new(&analyze)
-        .args(["--user", "verify"])
-        .arg(&unit)
-        .env("HOME", &home)
-        .env("XDG_RUNTIME_DIR", &runtime)
-        .output()
-        .expect("systemd-analyze runs");
+    let out = verify();
     assert!(!out.status.success(), "a missing binary was not noticed");
     let _ = std::fs::remove_dir_all(&dir);
 }

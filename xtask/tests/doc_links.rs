@@ -28,18 +28,22 @@ fn anchor(heading: &str) -> String {
         .collect()
 }
 
+/// The lines of a Markdown text outside fenced code.
+fn prose_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut fenced = false;
+    text.lines().filter(move |line| {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            return false;
+        }
+        !fenced
+    })
+}
+
 /// The anchors of every heading in a Markdown text, outside fenced code.
 fn anchors(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let mut fenced = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
+    for line in prose_lines(text) {
         let hashes = line.chars().take_while(|&c| c == '#').count();
         if (1..=6).contains(&hashes) && line[hashes..].starts_with(' ') {
             out.insert(anchor(&line[hashes..]));
@@ -51,15 +55,7 @@ fn anchors(text: &str) -> BTreeSet<String> {
 /// The targets of the `[text](target)` links of a Markdown text, outside fenced and inline code.
 fn link_targets(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut fenced = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
+    for line in prose_lines(text) {
         // Inline code spans hold examples, not links.
         let prose: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
         let mut rest = prose.as_str();
