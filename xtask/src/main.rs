@@ -5,6 +5,7 @@
 //! `frontend/dist`, which the backend embeds. `run` and `dist` build that bundle first; `test` runs
 //! everything CI runs, ending with a short run of every fuzz target (`fuzz.rs`).
 
+mod cli_docs;
 mod fuzz;
 
 use anyhow::{Context, Result, bail};
@@ -32,9 +33,13 @@ fn real_main() -> Result<()> {
         "dist" => dist(),
         "test" => test(&rest),
         "fuzz" => fuzz::fuzz(&rest),
+        "cli-docs" => cli_docs::run(),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n  run [-- FLAGS]  build the page, then `vramio serve FLAGS` on this host\n  test            everything CI runs: fmt, clippy (native and wasm32), all tests, a short fuzz run\n  dist            release binary target/release/vramio with the page embedded\n  bundle          only build the page into frontend/dist\n  fuzz [TARGET] [SECS]  build the fuzz targets (cargo-fuzz, stable) and run each, or TARGET, for SECS s (default 60)"
+            );
+            eprintln!(
+                "  cli-docs        regenerate docs/cli.md from the command line's clap definitions"
             );
             bail!("unknown task `{task}`");
         }

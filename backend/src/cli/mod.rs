@@ -1,18 +1,21 @@
 //! The commands a person runs: [`serve`] (the default), [`check`] and [`record`], with their
 //! [`flags`] and the [`thresholds_file`] that `serve` and `check` read; [`client`] (`url`,
 //! `share`) and [`stream`] (what a hub runs over SSH) find a running server through the state
-//! directory. [`run`] dispatches one.
+//! directory. [`run`] dispatches one; [`markdown()`] renders them all as docs/cli.md.
 
 pub mod check;
 pub mod client;
 pub mod flags;
 pub mod import;
+mod markdown;
 pub mod names;
 pub mod record;
 pub mod replay;
 pub mod serve;
 pub mod stream;
 pub mod thresholds_file;
+
+pub use markdown::{markdown, render as render_markdown};
 
 use flags::{CheckArgs, Command, DEFAULT_CHECK_WINDOW, EXIT_USAGE, RecordArgs};
 use std::process::ExitCode;

@@ -51,6 +51,7 @@ pub enum ShareCommand {
             allow_hyphen_values = true
         )]
         id: Option<String>,
+        /// Revoke every link: a new signing key ends them all.
         #[arg(long)]
         all: bool,
         #[command(flatten)]
