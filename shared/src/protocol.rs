@@ -1,4 +1,4 @@
-//! The `/ws` protocol (docs/protocol.md#1-overview): JSON text messages tagged by `type`.
+//! The `/ws` protocol (docs/api.md#1-overview): JSON text messages tagged by `type`.
 //!
 //! Server: `hello` first, then `backfill` (frames the client missed or never saw), then one `frame`
 //! per tick per host, `summary` per tick for every host (a hub's overview), `diagnosis` when it

@@ -2,7 +2,7 @@
 //! becomes a [`Selection`] of the hosts served (unknown hosts get `error unknown_host`, listing
 //! the hosts); anything else gets `error`, or ends the session ([`super::raw`]).
 //!
-//! `subscribe` reads as docs/protocol.md#4-client-messages says: on a server of one host `hosts`
+//! `subscribe` reads as docs/api.md#4-client-messages says: on a server of one host `hosts`
 //! is only checked and every `subscribe` backfills that host again; on several, `hosts` selects,
 //! and only hosts named with a seq start over.
 
