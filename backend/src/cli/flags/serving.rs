@@ -143,8 +143,8 @@ impl ServeArgs {
     /// `--public-url`; `--metrics-public` anywhere but loopback or a Unix socket without
     /// `--public-url`. A `--public-url` means a proxy or a LAN name forwards other machines'
     /// requests to this server, so loopback no longer bounds who reaches it. Every local user can
-    /// reach loopback (the README's security section says so); that is the exposure these two
-    /// flags accept.
+    /// reach loopback (docs/security.md#1-the-model-in-short); that is the exposure these two flags
+    /// accept.
     pub fn exposure_error(&self) -> Option<String> {
         let proxied = self.public_url.as_deref();
         if self.no_auth {
