@@ -1,6 +1,6 @@
 //! What the agent costs while it runs: `vramio serve` at 1 Hz with two fake GPUs (and this host's
 //! real disks, mounts and /proc), measured from outside over a steady window with 0, 1 and 10
-//! WebSocket viewers that read every message (docs/architecture.md#8-performance-targets: <= 0.05% of one core with one
+//! WebSocket viewers that read every message (docs/performance.md#targets: <= 0.05% of one core with one
 //! viewer, <= +0.005% per further viewer, <= 15 MB RSS).
 //!
 //! `cargo bench -p vramio --bench agent_cost` prints one row per viewer count. CPU is the sum of

@@ -1,4 +1,4 @@
-//! The auth check per request (docs/architecture.md#8-performance-targets: <= 2 us): `Auth::decide` on the headers a
+//! The auth check per request (docs/performance.md#targets: <= 2 us): `Auth::decide` on the headers a
 //! browser or script really sends, for the admin cookie, a bearer token, a share link's view
 //! cookie (one HMAC), and a request without credentials.
 //!

@@ -1,4 +1,4 @@
-//! The hub under load (docs/architecture.md#8-performance-targets: 256 peers x 8 GPUs at 1 Hz <= 10% of one core, memory
+//! The hub under load (docs/performance.md#targets: 256 peers x 8 GPUs at 1 Hz <= 10% of one core, memory
 //! bounded): this bench starts N simulated peers on loopback (WebSocket servers that speak the
 //! protocol and send one 8-GPU frame per second each), a release `vramio hub` watching all of
 //! them, and one viewer of the hub's overview; then it prints the hub's CPU (every thread's

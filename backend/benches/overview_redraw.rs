@@ -1,5 +1,5 @@
 //! The hub's overview in headless Chromium with 64 hosts of 8 GPUs, each sending a frame a second
-//! (docs/architecture.md#8-performance-targets / issue 8: redraw <= 16 ms a frame): once every card is up, the page's frame
+//! (docs/performance.md#targets / issue 8: redraw <= 16 ms a frame): once every card is up, the page's frame
 //! intervals are recorded with `requestAnimationFrame` for a steady window; a redraw that takes
 //! longer than a frame shows as an interval over 16.7 ms. Prints the percentiles.
 //!

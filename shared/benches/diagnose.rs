@@ -1,5 +1,5 @@
 //! Cost of `diagnose` over a 5-minute window at 1 Hz (300 frames) with 8 GPUs, 16 block devices
-//! and a few mounts (docs/architecture.md#8-performance-targets target: <= 100 us). Two cases: a healthy host, where only
+//! and a few mounts (docs/performance.md#targets target: <= 100 us). Two cases: a healthy host, where only
 //! the spine runs, and a starved host with growing memory, where the branch and trends run too.
 
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Names the script file for the fake library (docs/architecture.md#9-how-it-is-tested).
+/// Names the script file for the fake library (docs/testing.md#the-fake-nvml-library).
 pub const SCRIPT_ENV: &str = "FAKE_NVML_SCRIPT";
 /// Set in a child started by [`in_child_process`].
 const CHILD_ENV: &str = "VRAMIO_FAKE_NVML_CHILD";

@@ -1,5 +1,5 @@
 //! A scripted stand-in for `libnvidia-ml.so`: the NVML functions vramio calls, driven by the JSON
-//! file named in `FAKE_NVML_SCRIPT` (format: docs/architecture.md#9-how-it-is-tested).
+//! file named in `FAKE_NVML_SCRIPT` (format: docs/testing.md#the-fake-nvml-library).
 //!
 //! Load it with `vramio --nvml-lib target/debug/libfake_nvml.so` (or `Nvml::builder().lib_path`).
 //! The same source also builds as package `fake-nvml-legacy` (`libfake_nvml_legacy.so`), whose
@@ -11,7 +11,7 @@
 //! t" as pure functions, [`live`] holds the script in force since `nvmlInit`, and [`exports`] and
 //! [`versioned`] are the `extern "C"` functions, a thin layer that speaks NVML's C ABI ([`abi`]).
 //!
-//! Script format (the contract of docs/architecture.md#9-how-it-is-tested, plus optional extras marked *extra*):
+//! Script format (the contract of docs/testing.md#the-fake-nvml-library, plus optional extras marked *extra*):
 //! ```json
 //! {"driver_version": "580.00",
 //!  "devices": [{"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-...", "memory_total_mib": 81559,

@@ -31,7 +31,7 @@ pub(crate) fn live() -> MutexGuard<'static, Option<Live>> {
 pub fn load_script_from_env() -> Result<Scenario, String> {
     let path = std::env::var_os(SCRIPT_ENV).ok_or_else(|| {
         format!(
-            "{SCRIPT_ENV} is not set: name a script file (docs/architecture.md#9-how-it-is-tested)"
+            "{SCRIPT_ENV} is not set: name a script file (docs/testing.md#the-fake-nvml-library)"
         )
     })?;
     let shown = std::path::Path::new(&path).display().to_string();

@@ -48,7 +48,7 @@ pub fn run(
 ) -> anyhow::Result<()> {
     // One thread runs every connection. Sampling and diagnosis are on threads of their own, and a
     // session only forwards frames encoded once, so a single async thread has room for the 1,000
-    // viewers (docs/architecture.md#8-performance-targets); a second worker would only add
+    // viewers (docs/performance.md#targets); a second worker would only add
     // wake-ups and work stealing between threads each tick, the largest part of what one viewer
     // cost (see `benches/agent_cost.rs`).
     let runtime = tokio::runtime::Builder::new_current_thread()
