@@ -23,7 +23,7 @@ use shared::diagnosis::{
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-/// The window the live diagnosis looks at (docs/architecture.md#6-the-decision-tree: "the last 60 s").
+/// The window the live diagnosis looks at (docs/diagnosis.md#when-it-runs: "the last 60 s").
 pub const DEFAULT_WINDOW: Duration = Duration::from_secs(60);
 /// A diagnosis is re-sent at least this often even when nothing changed.
 pub const RESEND_EVERY: Duration = Duration::from_secs(5);

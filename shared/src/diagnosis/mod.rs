@@ -1,4 +1,4 @@
-//! The diagnosis: which resource holds a GPU job back, why, and what to change (docs/architecture.md#6-the-decision-tree).
+//! The diagnosis: which resource holds a GPU job back, why, and what to change (docs/diagnosis.md).
 //!
 //! [`diagnose`] takes one host's frames over a window (oldest first), the [`Thresholds`] and the
 //! previous [`Diagnosis`] (for hysteresis), and walks the tree of [`tree()`]:

@@ -1,4 +1,4 @@
-//! The diagnosis' output types (docs/architecture.md#6-the-decision-tree): verdict, severity, the path through the tree with
+//! The diagnosis' output types (docs/diagnosis.md#combining-the-rules): verdict, severity, the path through the tree with
 //! its evidence, findings with suggestions, and projections. They go on the wire as they are.
 
 use super::evidence::Evidence;

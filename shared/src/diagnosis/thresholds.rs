@@ -101,13 +101,13 @@ pub struct Thresholds {
     pub stall_min_dips: u32,
 
     // --- Disk space ---
-    /// Mount used% (on `f_bavail`, as `df`) warning level (docs/architecture.md#6-the-decision-tree).
+    /// Mount used% (on `f_bavail`, as `df`) warning level (docs/diagnosis.md#what-each-node-looks-at).
     pub disk_warn_pct: f64,
-    /// Mount used% critical level (docs/architecture.md#6-the-decision-tree).
+    /// Mount used% critical level (docs/diagnosis.md#what-each-node-looks-at).
     pub disk_crit_pct: f64,
-    /// Time-to-full under this (seconds) is a warning (docs/architecture.md#6-the-decision-tree: an hour).
+    /// Time-to-full under this (seconds) is a warning (docs/diagnosis.md#what-each-node-looks-at: an hour).
     pub disk_full_horizon_s: f64,
-    /// Inodes used% warning level (docs/architecture.md#6-the-decision-tree).
+    /// Inodes used% warning level (docs/diagnosis.md#what-each-node-looks-at).
     pub inodes_warn_pct: f64,
     /// `/dev/shm` smaller than this while GPUs are present is a warning: Docker's default is 64 MiB
     /// and PyTorch DataLoader workers pass batches through it (PyTorch docs, "Docker shm").
