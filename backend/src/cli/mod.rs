@@ -15,7 +15,7 @@ pub mod serve;
 pub mod stream;
 pub mod thresholds_file;
 
-pub use markdown::{markdown, render as render_markdown};
+pub use markdown::markdown;
 
 use flags::{CheckArgs, Command, DEFAULT_CHECK_WINDOW, EXIT_USAGE, RecordArgs};
 use std::process::ExitCode;
