@@ -1,6 +1,7 @@
 //! Configuration that cannot work is refused before anything starts, with exit 64 (EX_USAGE) and
 //! a message that names the problem: a peers file that names no peer, thresholds that are not
-//! finite or whose warning level is past the critical one; TLS flags on a Unix socket.
+//! finite or whose warning level is past the critical one; TLS flags on a Unix socket. And
+//! `--version` names the build.
 
 #[path = "common/fake_nvml.rs"]
 mod fake_nvml;
@@ -74,4 +75,31 @@ fn tls_flags_on_a_unix_socket_are_refused() {
         "names both flags: {r:?}"
     );
     assert!(!dir.join("v.sock").exists(), "nothing was bound");
+}
+
+/// `--version` says which build this is: the version, the commit it was built from, the target
+/// and the glibc it needs, so a report from a cluster names the binary exactly.
+#[test]
+fn version_names_the_commit_the_target_and_the_glibc() {
+    let r = run(&["--version"]);
+    assert_eq!(r.status.code(), Some(0), "{r:?}");
+    let line = r.stdout.trim();
+    let expected_start = format!("vramio {} (commit ", env!("CARGO_PKG_VERSION"));
+    assert!(line.starts_with(&expected_start), "{line}");
+    let commit = line[expected_start.len()..]
+        .split(',')
+        .next()
+        .unwrap_or_default();
+    // The commit git sees here (the tests build from this checkout), or `unknown` without git.
+    let git = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    assert_eq!(commit, git.as_deref().unwrap_or("unknown"), "{line}");
+    let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    assert!(line.contains(&format!(", {target}, glibc ")), "{line}");
+    assert!(line.ends_with(')'), "{line}");
 }

@@ -161,24 +161,114 @@ async fn the_page_is_html_with_security_headers() {
     );
 }
 
-#[tokio::test]
-async fn bundle_files_have_their_content_types() {
+/// The bundle's files as `cargo xtask bundle` left them, by extension: (served name, path).
+fn bundle_files() -> Vec<(String, std::path::PathBuf)> {
     if !vramio::http::assets::has_bundle() {
         panic!("frontend/dist has no bundle: run `cargo xtask bundle` (cargo xtask test does)");
     }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../frontend/dist");
+    let mut files: Vec<(String, std::path::PathBuf)> = std::fs::read_dir(&dir)
+        .expect("frontend/dist")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| !matches!(p.extension().and_then(|e| e.to_str()), Some("br" | "gz")))
+        .map(|p| {
+            (
+                p.file_name().expect("name").to_string_lossy().into_owned(),
+                p,
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[tokio::test]
+async fn bundle_files_have_their_content_types() {
     let st = state();
-    for (path, want) in [
-        ("/vramio_bg.wasm", "application/wasm"),
-        ("/vramio.js", "text/javascript"),
-        ("/style.css", "text/css"),
+    let files = bundle_files();
+    for (ext, want) in [
+        (".wasm", "application/wasm"),
+        (".js", "text/javascript"),
+        (".css", "text/css"),
+        (".html", "text/html"),
     ] {
-        let resp = get(&st, path, &[]).await;
-        assert_eq!(resp.status(), StatusCode::OK, "{path}");
+        let (name, _) = files
+            .iter()
+            .find(|(n, _)| n.ends_with(ext))
+            .unwrap_or_else(|| panic!("no {ext} file in the bundle: {files:?}"));
+        let resp = get(&st, &format!("/{name}"), &[]).await;
+        assert_eq!(resp.status(), StatusCode::OK, "{name}");
         assert!(
             content_type(&resp).starts_with(want),
-            "{path}: {}",
+            "{name}: {}",
             content_type(&resp)
         );
+    }
+}
+
+fn has(path: &std::path::Path, suffix: &str) -> bool {
+    std::path::PathBuf::from(format!("{}{suffix}", path.display())).is_file()
+}
+
+/// Each file is sent as xtask stored it: the brotli or gzip copy, byte for byte, as
+/// `Accept-Encoding` allows (nothing is compressed at run time), else the file itself; named by
+/// content, it may be kept for a year, while `index.html` is revalidated.
+#[tokio::test]
+async fn bundle_files_are_sent_as_compressed_at_build() {
+    let st = state();
+    for (name, path) in bundle_files() {
+        let raw = std::fs::read(&path).expect("read");
+        let url = if name == "index.html" {
+            "/".to_owned()
+        } else {
+            format!("/{name}")
+        };
+        for (accept, suffix, coding) in [
+            ("gzip, deflate, br, zstd", ".br", Some("br")),
+            ("gzip, deflate", ".gz", Some("gzip")),
+            ("identity", "", None),
+        ] {
+            let stored = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+            let resp = get(&st, &url, &[("accept-encoding", accept)]).await;
+            assert_eq!(resp.status(), StatusCode::OK, "{name} {accept}");
+            let h = resp.headers().clone();
+            let enc = h
+                .get(header::CONTENT_ENCODING)
+                .and_then(|v| v.to_str().ok());
+            let cache = h.get(header::CACHE_CONTROL).and_then(|v| v.to_str().ok());
+            let got = body(resp).await;
+            if stored.is_file() {
+                assert_eq!(enc, coding, "{name} {accept}");
+                assert_eq!(
+                    got,
+                    std::fs::read(&stored).expect("stored"),
+                    "{name} {accept}"
+                );
+                assert_eq!(
+                    h.get(header::VARY).map(|v| v.as_bytes()),
+                    Some(&b"accept-encoding"[..]),
+                    "{name}"
+                );
+            } else if suffix == ".br" && has(&path, ".gz") {
+                // No brotli copy (it was not smaller): the gzip one.
+                assert_eq!(enc, Some("gzip"), "{name} {accept}");
+                assert_eq!(
+                    got,
+                    std::fs::read(format!("{}.gz", path.display())).expect("gz")
+                );
+            } else {
+                assert_eq!(enc, None, "{name} {accept}: no stored copy, so sent plain");
+                assert_eq!(got, raw, "{name} {accept}");
+            }
+            if name == "index.html" {
+                assert_eq!(cache, Some("no-cache"), "{name}");
+            } else {
+                assert_eq!(cache, Some("max-age=31536000, immutable"), "{name}");
+            }
+        }
+        if name.ends_with(".wasm") {
+            assert!(has(&path, ".br"), "the wasm has a brotli copy");
+        }
     }
 }
 

@@ -1,12 +1,17 @@
-//! Build orchestration, no trunk and nothing downloaded: `cargo xtask run|test|dist|bundle|fuzz`.
+//! Build orchestration, no trunk: `cargo xtask run|test|dist|bundle|fuzz|cli-docs`. `run` and
+//! `bundle` download nothing beyond crates; `dist` (and so `test`) installs its tools when
+//! missing: rustup targets, cargo-zigbuild from crates.io, zig from PyPI (`dist.rs`).
 //!
 //! `bundle` compiles the Leptos frontend to wasm32, runs wasm-bindgen (as a library, pinned to the
 //! same version as the frontend's `wasm-bindgen`) and copies `static/` beside it into
-//! `frontend/dist`, which the backend embeds. `run` and `dist` build that bundle first; `test` runs
-//! everything CI runs, ending with a short run of every fuzz target (`fuzz.rs`).
+//! `frontend/dist`, which the backend embeds. `run` and `dist` build that bundle first; `dist`
+//! (`dist.rs`) makes the portable release tarballs; `test` runs everything CI runs, the tarballs'
+//! tests included, ending with a short run of every fuzz target (`fuzz.rs`).
 
 mod cli_docs;
+mod dist;
 mod fuzz;
+mod page;
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -30,16 +35,13 @@ fn real_main() -> Result<()> {
     match task.as_str() {
         "bundle" => bundle().map(|_| ()),
         "run" => run(&rest),
-        "dist" => dist(),
+        "dist" => dist::build(),
         "test" => test(&rest),
         "fuzz" => fuzz::fuzz(&rest),
         "cli-docs" => cli_docs::run(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\n  run [-- FLAGS]  build the page, then `vramio serve FLAGS` on this host\n  test            everything CI runs: fmt, clippy (native and wasm32), all tests, a short fuzz run\n  dist            release binary target/release/vramio with the page embedded\n  bundle          only build the page into frontend/dist\n  fuzz [TARGET] [SECS]  build the fuzz targets (cargo-fuzz, stable) and run each, or TARGET, for SECS s (default 60)"
-            );
-            eprintln!(
-                "  cli-docs        regenerate docs/cli.md from the command line's clap definitions"
+                "usage: cargo xtask <task>\n\n  run [-- FLAGS]  build the page, then `vramio serve FLAGS` on this host\n  test            everything CI runs: fmt, clippy (native and wasm32), all tests, a short fuzz run\n  dist            release tarballs for x86_64 and aarch64 Linux (glibc 2.17+) and SHA256SUMS in target/dist\n  bundle          only build the page into frontend/dist\n  fuzz [TARGET] [SECS]  build the fuzz targets (cargo-fuzz, stable) and run each, or TARGET, for SECS s (default 60)\n  cli-docs        regenerate docs/cli.md from the command line's clap definitions"
             );
             bail!("unknown task `{task}`");
         }
@@ -133,6 +135,9 @@ fn bundle() -> Result<PathBuf> {
         .context("wasm-bindgen --target web")?
         .out_name("vramio")
         .typescript(false)
+        // Nothing the browser uses: function names (for its own shims) and the build's tools.
+        .remove_name_section(true)
+        .remove_producers_section(true)
         .generate(&staging)
         .with_context(|| format!("wasm-bindgen on {}", wasm.display()))?;
     for entry in std::fs::read_dir(root().join("static")).context("reading static/")? {
@@ -141,28 +146,32 @@ fn bundle() -> Result<PathBuf> {
             std::fs::copy(entry.path(), staging.join(entry.file_name()))?;
         }
     }
+    let sizes = page::finish(&staging)?;
     // Swap in whole so a running debug server never serves half a bundle.
     if dist.exists() {
         std::fs::remove_dir_all(&dist).context("cannot clear frontend/dist")?;
     }
     std::fs::rename(&staging, &dist).context("cannot move the bundle into frontend/dist")?;
-    let wasm_out = dist.join("vramio_bg.wasm");
-    let size = std::fs::metadata(&wasm_out).map(|m| m.len()).unwrap_or(0);
     eprintln!(
-        "xtask: bundle in {} ({} KiB wasm{}) in {:.0} s",
+        "xtask: bundle in {} in {:.0} s",
         dist.display(),
-        size / 1024,
-        gzip_size(&wasm_out)
-            .map(|g| format!(", {} KiB gzipped", g / 1024))
-            .unwrap_or_default(),
         start.elapsed().as_secs_f64()
     );
+    for s in &sizes {
+        eprintln!(
+            "xtask:   {:<36} {:>9} B raw {:>9} B brotli {:>9} B gzip",
+            s.name, s.raw, s.br, s.gz
+        );
+    }
+    let total = |f: fn(&page::Sizes) -> u64| sizes.iter().map(f).sum::<u64>();
+    eprintln!(
+        "xtask:   {:<36} {:>9} B raw {:>9} B brotli {:>9} B gzip",
+        "the whole page",
+        total(|s| s.raw),
+        total(|s| s.br),
+        total(|s| s.gz)
+    );
     Ok(dist)
-}
-
-fn gzip_size(path: &Path) -> Option<u64> {
-    let out = Command::new("gzip").arg("-9c").arg(path).output().ok()?;
-    out.status.success().then_some(out.stdout.len() as u64)
 }
 
 fn run(flags: &[String]) -> Result<()> {
@@ -180,28 +189,6 @@ fn run(flags: &[String]) -> Result<()> {
     ]);
     c.args(flags.iter().filter(|f| f.as_str() != "--"));
     status(c)
-}
-
-fn dist() -> Result<()> {
-    bundle()?;
-    let mut c = cargo();
-    c.args([
-        "build",
-        "--release",
-        "--package",
-        "vramio",
-        "--bin",
-        "vramio",
-    ]);
-    status(c)?;
-    let bin = target_dir().join("release/vramio");
-    let size = std::fs::metadata(&bin).map(|m| m.len()).unwrap_or(0);
-    println!(
-        "{} ({:.1} MiB, page embedded)",
-        bin.display(),
-        size as f64 / 1048576.0
-    );
-    Ok(())
 }
 
 fn test(extra: &[String]) -> Result<()> {
@@ -255,8 +242,8 @@ fn test(extra: &[String]) -> Result<()> {
     })?;
     step("frontend bundle", || bundle().map(|_| ()))?;
     step(
-        "test tools (chromium, chromedriver, mkfs.ext4, sshd, ssh, promtool, systemd-analyze)",
-        check_browser,
+        "test tools (chromium, chromedriver, mkfs.ext4, sshd, ssh, promtool, systemd-analyze, qemu-aarch64)",
+        test_tools,
     )?;
     step("tests", || {
         let mut c = cargo();
@@ -264,6 +251,14 @@ fn test(extra: &[String]) -> Result<()> {
         c.args(extra);
         status(c)
     })?;
+    step(
+        "release tarballs (x86_64 and aarch64, glibc 2.17)",
+        dist::tarballs,
+    )?;
+    step(
+        "tarball tests (glibc symbols, checksums, x86_64 smoke, aarch64 under qemu)",
+        dist::check,
+    )?;
     step("fuzz (every target briefly)", fuzz::ci)?;
     eprintln!(
         "xtask: all checks passed in {:.0} s",
@@ -282,9 +277,9 @@ fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
 
 /// The browser tests drive Debian's chromium through chromedriver, the check tests loop-mount
 /// an ext4, the SSH peer tests run OpenSSH, the /metrics tests promtool and Prometheus, the deploy
-/// test systemd-analyze: install what is missing with apt-get when running as root on Debian,
-/// else say how.
-fn check_browser() -> Result<()> {
+/// test systemd-analyze, the tarball tests qemu-aarch64: install what is missing with apt-get
+/// when running as root on Debian, else say how.
+fn test_tools() -> Result<()> {
     let has = |tool: &str, arg: &str| {
         Command::new(tool)
             .arg(arg)
@@ -316,6 +311,13 @@ fn check_browser() -> Result<()> {
     // The systemd user unit in deploy/systemd is checked with `systemd-analyze verify`.
     if !has("systemd-analyze", "--version") {
         missing.push("systemd");
+    }
+    // The aarch64 tarball's binary runs under qemu-user with Debian's arm64 glibc.
+    if !has("qemu-aarch64", "--version") {
+        missing.push("qemu-user");
+    }
+    if !std::path::Path::new("/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1").is_file() {
+        missing.push("libc6-arm64-cross");
     }
     if missing.is_empty() {
         return Ok(());

@@ -20,6 +20,7 @@ use axum::response::Response;
 use axum::routing::{any, delete, get, post};
 use axum::{Json, Router};
 use tower_http::compression::CompressionLayer;
+use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use tower_http::set_header::SetResponseHeaderLayer;
 
 /// Script, style and socket from this origin only; `wasm-unsafe-eval` lets the bundle compile.
@@ -70,7 +71,14 @@ pub fn app(state: AppState) -> Router<()> {
             auth::guard,
         ))
         .with_state(state)
-        .layer(CompressionLayer::new())
+        // The API's JSON is compressed as it goes; the page's files were compressed at build.
+        .layer(
+            CompressionLayer::new().compress_when(DefaultPredicate::new().and(
+                |_, _, _: &_, ext: &axum::http::Extensions| {
+                    ext.get::<super::assets::SentAsBuilt>().is_none()
+                },
+            )),
+        )
         .layer(header_layer(header::CONTENT_SECURITY_POLICY, CSP))
         .layer(header_layer(header::X_FRAME_OPTIONS, "DENY"))
         .layer(header_layer(header::REFERRER_POLICY, "no-referrer"))

@@ -99,8 +99,18 @@ pub fn state_dir(port: u16) -> PathBuf {
 /// Starts `vramio serve` on `port`, waits for its "serving on" line and returns the URL it
 /// printed (with its token).
 pub fn start_vramio(port: u16, nvml_lib: &PathBuf, script: Option<&PathBuf>) -> (Killed, String) {
+    start_vramio_every(port, nvml_lib, script, "250ms")
+}
+
+/// [`start_vramio`] sampling every `interval` (`1s`: what a user runs).
+pub fn start_vramio_every(
+    port: u16,
+    nvml_lib: &PathBuf,
+    script: Option<&PathBuf>,
+    interval: &str,
+) -> (Killed, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_vramio"));
-    cmd.args(["serve", "--port", &port.to_string(), "--interval", "250ms"])
+    cmd.args(["serve", "--port", &port.to_string(), "--interval", interval])
         .arg("--state-dir")
         .arg(state_dir(port))
         .arg("--nvml-lib")

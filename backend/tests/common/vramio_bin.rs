@@ -137,7 +137,25 @@ impl Server {
 
     /// [`Server::start`] for another serving command (`hub`).
     pub fn start_command(command: &str, state: &Path, script: &Path, args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_vramio"))
+        Server::start_program(
+            Command::new(env!("CARGO_BIN_EXE_vramio")),
+            command,
+            state,
+            script,
+            args,
+        )
+    }
+
+    /// [`Server::start_command`] with another `vramio`: `program` is the binary, or a runner
+    /// with its arguments up to the binary (`qemu-aarch64 -L SYSROOT BIN`).
+    pub fn start_program(
+        mut program: Command,
+        command: &str,
+        state: &Path,
+        script: &Path,
+        args: &[&str],
+    ) -> Server {
+        let mut child = program
             .arg(command)
             .args(["--interval", "250ms", "--nvml-lib"])
             .arg(super::fake_nvml::fake_nvml_path())

@@ -18,10 +18,23 @@ use std::time::Duration;
 /// sysexits' EX_USAGE.
 pub const EXIT_USAGE: i32 = 64;
 
+/// What `vramio --version` prints after the name: the version, the commit, the target and the
+/// glibc the binary needs (stamped by build.rs; `cargo xtask dist` pins the glibc).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("VRAMIO_COMMIT"),
+    ", ",
+    env!("VRAMIO_TARGET"),
+    ", ",
+    env!("VRAMIO_GLIBC"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "vramio",
-    version,
+    version = VERSION,
     about = "Is your GPU job held back by GPU memory or by disk? Live, in a browser."
 )]
 pub struct Cli {
