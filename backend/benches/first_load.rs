@@ -137,7 +137,8 @@ async fn throttle(c: &Client) {
 }
 
 /// The CPU every Chromium process under chromedriver spends while the page shows a frame a
-/// second, as a share of one core.
+/// second, as a share of one core, in all and per kind of process (`--type=renderer`, `gpu-process`,
+/// ...; the browser process has none).
 async fn steady_cpu(c: &Client, driver_pid: u32, secs: u64) {
     // Let the page settle after the first load.
     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -147,17 +148,34 @@ async fn steady_cpu(c: &Client, driver_pid: u32, secs: u64) {
     let after = tree_ticks(driver_pid);
     let wall = t0.elapsed().as_secs_f64();
     let tick = 100.0; // USER_HZ on Linux
-    let used = (after.saturating_sub(before)) as f64 / tick;
+    let share = |kind: Option<&str>| {
+        let sum = |m: &[(u32, String, u64)]| -> u64 {
+            m.iter()
+                .filter(|(_, k, _)| kind.is_none_or(|want| k == want))
+                .map(|(_, _, t)| t)
+                .sum()
+        };
+        sum(&after).saturating_sub(sum(&before)) as f64 / tick / wall * 100.0
+    };
+    let mut kinds: Vec<String> = after.iter().map(|(_, k, _)| k.clone()).collect();
+    kinds.sort();
+    kinds.dedup();
+    let per: Vec<String> = kinds
+        .iter()
+        .map(|k| format!("{k} {:.2}%", share(Some(k))))
+        .collect();
     println!(
-        "first_load: steady page cost {:.2}% of a core at 1 Hz ({used:.2} s of CPU in {wall:.1} s, \
-         every Chromium process, the browser's own included)",
-        used / wall * 100.0
+        "first_load: steady page cost {:.2}% of a core at 1 Hz over {wall:.0} s, every Chromium \
+         process of the session ({})",
+        share(None),
+        per.join(", ")
     );
     let _ = c;
 }
 
-/// utime + stime of every process descended from `root` (chromedriver itself excluded).
-fn tree_ticks(root: u32) -> u64 {
+/// (pid, kind, utime + stime) of every process descended from `root` (chromedriver itself
+/// excluded); the kind is Chromium's `--type=` or `browser`.
+fn tree_ticks(root: u32) -> Vec<(u32, String, u64)> {
     let mut stats = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(pid) = entry
@@ -176,19 +194,24 @@ fn tree_ticks(root: u32) -> u64 {
         };
         let f: Vec<&str> = rest.split_whitespace().collect();
         let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        stats.push((pid, num(1) as u32, num(11) + num(12)));
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let kind = String::from_utf8_lossy(&cmdline)
+            .split(['\0', ' '])
+            .find_map(|a| a.strip_prefix("--type=").map(str::to_owned))
+            .unwrap_or_else(|| "browser".to_owned());
+        stats.push((pid, num(1) as u32, kind, num(11) + num(12)));
     }
-    let mut total = 0;
+    let mut tree = Vec::new();
     let mut frontier = vec![root];
     while let Some(parent) = frontier.pop() {
-        for &(pid, ppid, ticks) in &stats {
-            if ppid == parent {
-                total += ticks;
-                frontier.push(pid);
+        for (pid, ppid, kind, ticks) in &stats {
+            if *ppid == parent {
+                tree.push((*pid, kind.clone(), *ticks));
+                frontier.push(*pid);
             }
         }
     }
-    total
+    tree
 }
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
