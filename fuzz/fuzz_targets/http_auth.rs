@@ -3,7 +3,8 @@
 //! decision every request passes (`http::auth::Auth::decide`), the redirect a `?token=` gets
 //! (`http::auth::location_without_token`), the share-link path `/s/<id>`
 //! (`access::shares::Shares::standing`) and the authority and origin parsers under them
-//! (`http::same_origin`).
+//! (`http::same_origin`), and the stored copy of a page file its `Accept-Encoding` picks
+//! (`http::assets::stored_for`).
 //!
 //! Input: line 1 the method, line 2 the request target (`/path?query`, as the `http` crate accepts
 //! it), each further line a header `name: value`. The server's settings come from the input's
@@ -11,7 +12,9 @@
 //!
 //! Properties besides no panic: admin access, the admin cookie, the scrape role and a viewer's
 //! grant are each given only to a request that carries that credential's exact text; an Origin
-//! that passed parses; a redirect never starts with `//` (another site).
+//! that passed parses; a redirect never starts with `//` (another site); a page file is sent as
+//! itself or as its `.br`/`.gz` copy with the matching coding, and compressed only when some
+//! `Accept-Encoding` line names that coding or `*`.
 #![no_main]
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method, uri::PathAndQuery};
@@ -20,6 +23,7 @@ use std::sync::OnceLock;
 use vramio::access::shares::{Shares, Standing};
 use vramio::access::state_dir::StateDir;
 use vramio::access::token::Token;
+use vramio::http::assets::stored_for;
 use vramio::http::auth::{Access, Auth, Decision, location_without_token};
 use vramio::http::same_origin::{HostPolicy, host_of, origin_of, parse_origin, split_authority};
 
@@ -94,6 +98,26 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let query = target.as_ref().and_then(|t| t.query());
+
+    let file = "vramio_bg.0123456789abcdef.wasm";
+    let (stored, coding) = stored_for(file, &headers, |_| true);
+    match coding {
+        None => assert_eq!(stored, file),
+        Some("br") => assert_eq!(stored, format!("{file}.br")),
+        Some("gzip") => assert_eq!(stored, format!("{file}.gz")),
+        Some(other) => panic!("coding {other}"),
+    }
+    if let Some(c) = coding {
+        let named = headers
+            .get_all(http::header::ACCEPT_ENCODING)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| {
+                let v = v.to_ascii_lowercase();
+                v.contains(c) || v.contains('*')
+            });
+        assert!(named, "{c} without an Accept-Encoding naming it");
+    }
 
     let decision = auth(data.len()).decide(&method, query, &headers);
     match &decision {

@@ -67,14 +67,7 @@ fn serve_path(path: &str, headers: &HeaderMap) -> Response {
             (StatusCode::NOT_FOUND, "not found\n").into_response()
         };
     }
-    // Every Accept-Encoding line counts, as one list.
-    let accept = headers
-        .get_all(header::ACCEPT_ENCODING)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect::<Vec<_>>()
-        .join(",");
-    let (stored, encoding) = choose(path, &accept, |p| Bundle::get(p).is_some());
+    let (stored, encoding) = stored_for(path, headers, |p| Bundle::get(p).is_some());
     let Some(file) = Bundle::get(&stored) else {
         return (StatusCode::NOT_FOUND, "not found\n").into_response();
     };
@@ -103,6 +96,22 @@ fn serve_path(path: &str, headers: &HeaderMap) -> Response {
         );
     }
     resp
+}
+
+/// The stored file to send for `path` given the request's headers, and its `Content-Encoding`:
+/// every `Accept-Encoding` line counts, as one list (fuzzed by `fuzz/fuzz_targets/http_auth.rs`).
+pub fn stored_for(
+    path: &str,
+    headers: &HeaderMap,
+    exists: impl Fn(&str) -> bool,
+) -> (String, Option<&'static str>) {
+    let accept = headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect::<Vec<_>>()
+        .join(",");
+    choose(path, &accept, exists)
 }
 
 /// The stored file to send for `path` and its `Content-Encoding`: the first of [`ENCODINGS`] that
