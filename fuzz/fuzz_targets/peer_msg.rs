@@ -1,6 +1,7 @@
 //! Fuzz target `peer_msg`: what a peer (`vramio serve` over WebSocket, `vramio stream` over ssh)
 //! sends a hub. Each message (the input split at ASCII RS, 0x1E, as in JSON text sequences) is
-//! decoded as a `shared::ServerMsg` and, when it decodes, encoded and decoded again (equal; for
+//! decoded as a `shared::ServerMsg` by `ServerMsg::from_json` and by serde's derive, which must
+//! agree (from_json takes only objects, where the derive also takes arrays) and, when it decodes, encoded and decoded again (equal; for
 //! `history`, whose figures the wire rounds, from the encoded form on); then
 //! the messages, after a valid `hello`, go through `peers::feed::Feed::apply` into a real `HostFeed`,
 //! whose own encoding of each frame must decode again (its sessions rely on that).
@@ -21,7 +22,17 @@ fuzz_target!(|data: &[u8]| {
     };
     let messages: Vec<&str> = text.split('\u{1e}').take(AT_MOST).collect();
     for m in &messages {
-        if let Ok(msg) = serde_json::from_str::<ServerMsg>(m) {
+        let derived = serde_json::from_str::<ServerMsg>(m);
+        match (ServerMsg::from_json(m), &derived) {
+            (Ok(got), Ok(want)) => assert_eq!(&got, want, "{m}"),
+            (Ok(got), Err(e)) => panic!("from_json took what the derive refuses ({e}): {got:?}"),
+            (Err(e), Ok(want)) => assert!(
+                !m.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('{'),
+                "from_json refused an object the derive takes ({e}): {want:?}"
+            ),
+            (Err(_), Err(_)) => {}
+        }
+        if let Ok(msg) = derived {
             let encoded = serde_json::to_string(&msg).expect("a ServerMsg encodes");
             let again: ServerMsg =
                 serde_json::from_str(&encoded).expect("an encoded ServerMsg decodes");

@@ -15,6 +15,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod decode;
+
 /// Bumped on any breaking change of the messages or of [`Frame`].
 pub const PROTOCOL_VERSION: u32 = 5;
 

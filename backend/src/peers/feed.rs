@@ -69,7 +69,7 @@ impl Feed {
 
     /// Decodes one message (a WebSocket text message or one stdout line) and feeds `sink`.
     pub fn apply(&mut self, text: &str, sink: &dyn PeerSink) -> Result<(), ProtocolError> {
-        let msg: ServerMsg = serde_json::from_str(text).map_err(|e| {
+        let msg = ServerMsg::from_json(text).map_err(|e| {
             ProtocolError::Bad(format!(
                 "cannot read a message ({e}): {:?}",
                 text.chars().take(60).collect::<String>()

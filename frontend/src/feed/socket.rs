@@ -230,7 +230,7 @@ fn on_message(weak: &Weak<RefCell<Feed>>, generation: u64, e: MessageEvent) {
         store.decode_error("a binary message (the protocol is JSON text)".to_owned());
         return;
     };
-    match serde_json::from_str::<ServerMsg>(&text) {
+    match ServerMsg::from_json(&text) {
         Ok(msg) => {
             if let ServerMsg::Error { code, message } = &msg
                 && let Some(end) = share_end(*code)
