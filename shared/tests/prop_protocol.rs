@@ -66,6 +66,24 @@ where
         .collect()
 }
 
+/// `ServerMsg::from_json` knows every `type` of the schema: none is refused as unknown, and the
+/// error for an unknown one lists them all.
+#[test]
+fn from_json_knows_every_type_of_the_schema() {
+    let types = schema_types::<ServerMsg>();
+    assert!(types.len() >= 11, "{types:?}");
+    for t in &types {
+        let text = format!(r#"{{"type":"{t}"}}"#);
+        if let Err(e) = ServerMsg::from_json(&text) {
+            assert!(!e.to_string().contains("unknown variant"), "{t}: {e}");
+        }
+    }
+    let err = ServerMsg::from_json(r#"{"type":"nope"}"#).expect_err("unknown");
+    for t in &types {
+        assert!(err.to_string().contains(&format!("`{t}`")), "{t}: {err}");
+    }
+}
+
 #[test]
 fn the_strategies_draw_every_variant() {
     let server = schema_types::<ServerMsg>();
@@ -142,6 +160,11 @@ proptest! {
     #[test]
     fn server_messages_round_trip(m in server_msg(Floats::Exact, figure())) {
         round_trip(&m)?;
+        // The decoder the page and a hub use reads what the server writes to the same message.
+        let json = serde_json::to_string(&m).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let back = ServerMsg::from_json(&json)
+            .map_err(|e| TestCaseError::fail(format!("from_json: {e}: {json}")))?;
+        prop_assert_eq!(&back, &m, "{}", json);
     }
 
     #[test]

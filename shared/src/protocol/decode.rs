@@ -4,10 +4,16 @@
 //! `#[derive(Deserialize)]` on an internally tagged enum buffers every message into serde's
 //! `Content` tree before it knows the variant, then decodes each field again from that tree, so
 //! every type a message holds is compiled twice in the browser's wasm and every frame a hub reads is
-//! copied once more. The derived decoder stays (the schema and the tests compare against it); this
-//! one reads the same canonical text to the same message (docs/performance.md#first-load). It is
-//! stricter in one way: a message is a JSON object (the derive also takes an array, the tag first
-//! and then the fields in order, which no vramio writes).
+//! copied once more. (Tagged enums inside a message, such as a GPU's `nvml_status`, still go
+//! through that buffer; they are small.) The derived decoder stays: the schema and the tests
+//! compare against it, and every message a vramio writes decodes the same through both
+//! (docs/performance.md#first-load). On other texts the two differ in three ways, none of which a
+//! vramio writes:
+//! - a message must be a JSON object (the derive also takes an array: the tag, then the fields);
+//! - a unit variant must be a string (the derive also takes `{"up":{}}` for `"up"`);
+//! - fields this decoder does not read (unknown ones, and all of `pong`'s) are skipped without
+//!   checking their numbers' range, their escapes or their depth, as a derived struct skips its
+//!   unknown fields (the derive's buffer reads them whole and refuses, say, `1e400`).
 
 use super::{ErrorCode, HostState, ServerMsg};
 use crate::diagnosis::Diagnosis;

@@ -1,5 +1,5 @@
 //! `ServerMsg::from_json` against the derived decoder: the golden messages, their re-encodings
-//! and hostile texts decode alike, or only the derive takes them (where this one is stricter).
+//! and hostile texts decode alike, except for the three documented differences.
 
 use crate::ServerMsg;
 
@@ -73,6 +73,12 @@ fn hostile_texts_fail_or_decode_as_the_derive_does() {
         r#"{"type":"hel\u006co","protocol":5,"version":"v","hosts":[],"interval_ms":1000}"#,
         r#"{"type":"frame","host":"h","frame":{}}"#,
         r#"{"type":"reset","host":"h","frames":18446744073709551616}"#,
+        r#"{"t\u0079pe":"lagged","skipped":3}"#,
+        r#"{"type":"lagged","skipped":3,"type":"lagged"}"#,
+        "\u{feff}{\"type\":\"pong\"}",
+        "\u{c}{\"type\":\"pong\"}",
+        r#"{"type":"host_status","host":"h","state":"up","last_seen_ms":1e400}"#,
+        r#"{"type":"error","code":"bad_message","message":"\udc00"}"#,
     ];
     for text in cases {
         match (ServerMsg::from_json(text), derived(text)) {
@@ -94,10 +100,36 @@ fn only_objects_are_taken_where_the_derive_also_takes_arrays() {
         let err = ServerMsg::from_json(text).expect_err(text);
         assert!(err.to_string().contains("JSON object"), "{err}");
     }
+    // A unit variant as an empty object.
+    let text = r#"{"type":"host_status","host":"h","state":{"up":{}}}"#;
+    assert!(derived(text).is_ok(), "the derive takes {text}");
+    ServerMsg::from_json(text).expect_err(text);
     let err = ServerMsg::from_json(r#"{"type":"nope"}"#).expect_err("unknown");
     assert!(err.to_string().contains("unknown variant `nope`"), "{err}");
     assert!(err.to_string().contains("host_status"), "{err}");
     let err = ServerMsg::from_json(r#"{"type":10}"#).expect_err("a number");
     assert!(derived(r#"{"type":10}"#).is_err());
     assert!(err.to_string().contains("expected a string"), "{err}");
+}
+
+#[test]
+fn fields_it_does_not_read_are_skipped_unchecked_where_the_derive_reads_them() {
+    for text in [
+        r#"{"type":"pong","x":1e400}"#,
+        r#"{"type":"pong","x":"\udc00"}"#,
+        r#"{"type":"lagged","skipped":3,"x":1e400}"#,
+    ] {
+        assert!(derived(text).is_err(), "the derive refuses {text}");
+        ServerMsg::from_json(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+    }
+    let deep = format!(
+        r#"{{"type":"pong","x":{}{}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    assert!(derived(&deep).is_err(), "past serde_json's depth limit");
+    assert_eq!(
+        ServerMsg::from_json(&deep).expect("skipped"),
+        ServerMsg::Pong
+    );
 }
