@@ -32,6 +32,10 @@ pub struct Frame {
     /// Host CPU and memory. `None` when /proc could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<SystemStats>,
+    /// The GPU processes grouped into jobs (docs/jobs.md), biggest GPU memory first. Empty when
+    /// no GPU process was listed, and in recordings made before jobs existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<crate::jobs::Job>,
     /// Failures of this tick, one per source (or per GPU); the other sources still report.
     pub errors: Vec<SourceError>,
     /// What each source cost the sampler this tick.
@@ -330,14 +334,17 @@ pub enum Source {
     Mounts,
     BlockDevices,
     System,
+    /// Grouping GPU processes into jobs and reading their processes' counters.
+    Jobs,
 }
 
 impl Source {
-    pub const ALL: [Source; 4] = [
+    pub const ALL: [Source; 5] = [
         Source::Gpu,
         Source::Mounts,
         Source::BlockDevices,
         Source::System,
+        Source::Jobs,
     ];
 
     /// The id as it appears on the wire.
@@ -347,6 +354,7 @@ impl Source {
             Source::Mounts => "mounts",
             Source::BlockDevices => "block_devices",
             Source::System => "system",
+            Source::Jobs => "jobs",
         }
     }
 }
@@ -383,6 +391,7 @@ impl Frame {
             mounts: Vec::new(),
             block_devices: Vec::new(),
             system: None,
+            jobs: Vec::new(),
             errors: Vec::new(),
             cost: Vec::new(),
         }

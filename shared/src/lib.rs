@@ -9,6 +9,7 @@ pub mod access;
 pub mod diagnosis;
 pub mod frame;
 pub mod history;
+pub mod jobs;
 pub mod protocol;
 pub mod replay;
 pub mod schema;
@@ -21,6 +22,7 @@ pub use frame::{
     Mount, MountKind, NvmlStatus, Presence, ProcessApi, Psi, Source, SourceCost, SourceError,
     SystemStats,
 };
+pub use jobs::{IoCounter, Job, JobGpu, JobIo, JobKind, JobPsi};
 pub use protocol::{ClientMsg, ErrorCode, HostState, PROTOCOL_VERSION, ServerMsg};
 pub use summary::{DiskBrief, GpuBrief, HostSummary};
 pub use units::{Bytes, BytesPerSec, Percent};

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 mod decode;
 
 /// Bumped on any breaking change of the messages or of [`Frame`].
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// Largest client message the server reads; larger ones close the socket with 1009.
 pub const MAX_CLIENT_MESSAGE_BYTES: usize = 4096;

@@ -6,9 +6,9 @@
 use shared::diagnosis::{Thresholds, diagnose};
 use shared::{
     BlockCounters, BlockDevice, Bytes, BytesPerSec, ClientMsg, ErrorCode, Frame, Gpu, GpuApis,
-    GpuMemory, GpuProcess, GpuState, HostState, HostSummary, MemoryApi, Mount, MountKind,
-    NvmlStatus, Percent, Presence, ProcessApi, Psi, ServerMsg, Source, SourceCost, SourceError,
-    SystemStats,
+    GpuMemory, GpuProcess, GpuState, HostState, HostSummary, IoCounter, Job, JobGpu, JobIo,
+    JobKind, JobPsi, MemoryApi, Mount, MountKind, NvmlStatus, Percent, Presence, ProcessApi, Psi,
+    ServerMsg, Source, SourceCost, SourceError, SystemStats,
 };
 use std::path::PathBuf;
 
@@ -159,6 +159,36 @@ fn full_frame() -> Frame {
                 some_total_us: Some(4321),
             }),
         }),
+        jobs: vec![Job {
+            kind: JobKind::Slurm,
+            id: "4412".into(),
+            step: Some("0".into()),
+            name: Some("python3 train.py".into()),
+            user: Some("alice".into()),
+            gpus: vec![JobGpu {
+                index: 0,
+                uuid: Some("GPU-3f1c2a7e-91d4-4b2e-8c55-0a9b7e6d1f20".into()),
+                memory_used_bytes: Some(Bytes::from_mib(51200)),
+                memory_share_pct: Some(Percent(62.8)),
+                utilization_pct: None,
+            }],
+            gpu_pids: vec![4242],
+            workers: Some(8),
+            rss_bytes: Some(Bytes::from_mib(24576)),
+            cpu_pct: Some(Percent(310.0)),
+            io: Some(JobIo {
+                counter: IoCounter::ProcIo,
+                read_bytes_per_sec: Some(BytesPerSec(912_000_000.0)),
+                write_bytes_per_sec: Some(BytesPerSec(0.0)),
+                unreadable: 0,
+            }),
+            io_absent: None,
+            psi_io: Some(JobPsi {
+                some_avg10: Percent(41.5),
+                full_avg10: Some(Percent(38.2)),
+            }),
+            psi_memory: None,
+        }],
         errors: vec![SourceError {
             source: Source::Gpu,
             item: Some("gpu 1".into()),

@@ -17,7 +17,14 @@ fn fixtures() -> PathBuf {
 }
 
 /// Fields that are `u32` in a frame (larger values would not parse at all).
-const U32_FIELDS: &[&str] = &["index", "pid", "cpu_count"];
+const U32_FIELDS: &[&str] = &[
+    "index",
+    "pid",
+    "cpu_count",
+    "gpu_pids",
+    "workers",
+    "unreadable",
+];
 
 /// How a variant sets numbers: integers (by field name) and floats.
 struct Variant {

@@ -11,6 +11,7 @@
 //! source's cost is timed and carried in the frame.
 
 use super::deadline::{DeadlineReader, Polled};
+use super::sources::jobs::JobSource;
 use super::sources::{
     BlockSource, GpuReading, GpuSource, MountSource, Reading, SourceFailure, Sources, SystemSource,
 };
@@ -63,6 +64,7 @@ pub struct Sampler {
     mounts: Mounts,
     block: Box<dyn BlockSource>,
     system: Box<dyn SystemSource>,
+    jobs: Box<dyn JobSource>,
     last_gpu: Option<(GpuReading, Instant)>,
     last_mounts: Option<(Vec<Mount>, Instant)>,
     /// Ticks begun so far: the seq of the frames this sampler makes (the hub that publishes a
@@ -79,6 +81,7 @@ impl Sampler {
             sources.mounts,
             sources.block,
             sources.system,
+            sources.jobs,
             config,
             Gpus::Reader(reader),
         )
@@ -87,13 +90,21 @@ impl Sampler {
     /// A sampler whose GPU source is read by the thread that leads each tick ([`super::standby`]).
     pub(super) fn inline(sources: Sources, config: SamplerConfig) -> std::io::Result<Self> {
         let gpus = Gpus::Inline(Some(sources.gpu));
-        Self::with(sources.mounts, sources.block, sources.system, config, gpus)
+        Self::with(
+            sources.mounts,
+            sources.block,
+            sources.system,
+            sources.jobs,
+            config,
+            gpus,
+        )
     }
 
     fn with(
         mut mounts: Box<dyn MountSource>,
         block: Box<dyn BlockSource>,
         system: Box<dyn SystemSource>,
+        jobs: Box<dyn JobSource>,
         config: SamplerConfig,
         gpu: Gpus,
     ) -> std::io::Result<Self> {
@@ -109,6 +120,7 @@ impl Sampler {
             },
             block,
             system,
+            jobs,
             last_gpu: None,
             last_mounts: None,
             ticks: 0,
@@ -175,6 +187,10 @@ impl Sampler {
         } = begun;
         self.collect_gpu(&mut frame, gpu);
         self.collect_mounts(&mut frame, mounts);
+        // From the GPUs' process lists: on this thread, after NVML, before the frame leaves.
+        let t = Instant::now();
+        frame.jobs = self.jobs.sample(&frame.gpus);
+        frame.cost.push(cost(Source::Jobs, t.elapsed()));
         frame
     }
 
@@ -298,6 +314,7 @@ fn slow_error(source: Source, for_: Duration, age: Option<Duration>) -> SourceEr
                 Source::Mounts => "statvfs",
                 Source::BlockDevices => "/proc/diskstats",
                 Source::System => "/proc",
+                Source::Jobs => "the jobs' processes",
             },
             for_.as_millis()
         ),

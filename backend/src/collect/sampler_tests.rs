@@ -56,6 +56,7 @@ fn sampler(mounts: Box<dyn MountSource>, interval: Duration) -> Sampler {
         mounts,
         block: Box::new(ProcDiskstats::new()),
         system: Box::new(ProcSystem::new()),
+        jobs: Box::new(crate::collect::sources::jobs::ProcJobs::system()),
     };
     let config = SamplerConfig {
         host: "t".into(),

@@ -86,6 +86,7 @@ fn start(gate: &Arc<Gate>) -> (HostFeed, Running) {
         mounts: Box::new(ProcMounts::new()),
         block: Box::new(ProcDiskstats::new()),
         system: Box::new(ProcSystem::new()),
+        jobs: Box::new(crate::collect::sources::jobs::ProcJobs::system()),
     };
     let hub = HostFeed::new("t", INTERVAL, HostFeedConfig::for_interval(INTERVAL));
     let config = SamplerConfig {

@@ -100,6 +100,9 @@ impl Entry {
             {
                 p.user = None;
             }
+            for job in &mut frame.jobs {
+                job.user = None;
+            }
             let mut message = String::with_capacity(self.message.len());
             message.push_str(&self.message.as_str()[..self.prefix_len]);
             message.push_str(&serde_json::to_string(&frame).unwrap_or_else(|_| "{}".into()));

@@ -203,6 +203,7 @@ fn user_names_are_dropped_for_viewers_that_may_not_see_them() {
     assert!(!e.frame_json_for(false).contains("\"user\""));
     let back: Frame = serde_json::from_str(e.frame_json_for(false)).expect("still a frame");
     assert_eq!(back.seq, e.seq, "the same frame, minus names");
+    assert!(!back.jobs.is_empty(), "jobs stay, without their users");
     assert!(
         back.gpus
             .iter()

@@ -6,7 +6,8 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use shared::{
     BlockCounters, BlockDevice, Bytes, BytesPerSec, Frame, Gpu, GpuApis, GpuMemory, GpuProcess,
-    Mount, NvmlStatus, Percent, Psi, SourceCost, SourceError, SystemStats,
+    Job, JobGpu, JobIo, JobPsi, Mount, NvmlStatus, Percent, Psi, SourceCost, SourceError,
+    SystemStats,
 };
 
 static HOSTS: [&str; 3] = ["gpu-node-7", "node1", ""];
@@ -23,6 +24,8 @@ static MESSAGES: [&str; 3] = [
     "no NVIDIA driver found (libnvidia-ml.so.1)",
     "",
 ];
+static JOB_IDS: [&str; 4] = ["4412", "train-llm.service", "2211", ""];
+static STEPS: [&str; 3] = ["0", "extern", "batch"];
 static ITEMS: [&str; 3] = ["gpu 0", "gpu 1", "/data"];
 
 /// A percentage: mostly 0..100, with the float edges.
@@ -282,6 +285,98 @@ pub fn system(f: Floats) -> impl Strategy<Value = SystemStats> {
         )
 }
 
+fn job_psi(f: Floats) -> impl Strategy<Value = JobPsi> {
+    (percent(f), opt(percent(f))).prop_map(|(some_avg10, full_avg10)| JobPsi {
+        some_avg10,
+        full_avg10,
+    })
+}
+
+fn job_gpu(f: Floats) -> impl Strategy<Value = JobGpu> {
+    (
+        int32(0..8),
+        opt(name(&UUIDS)),
+        opt(bytes(80 * GIB)),
+        opt(percent(f)),
+        opt(percent(f)),
+    )
+        .prop_map(
+            |(index, uuid, memory_used_bytes, memory_share_pct, utilization_pct)| JobGpu {
+                index,
+                uuid,
+                memory_used_bytes,
+                memory_share_pct,
+                utilization_pct,
+            },
+        )
+}
+
+fn job_io(f: Floats) -> impl Strategy<Value = JobIo> {
+    (
+        one_of(),
+        opt(float(f, 0.0..4e9).prop_map(BytesPerSec)),
+        opt(float(f, 0.0..4e9).prop_map(BytesPerSec)),
+        int32(0..3),
+    )
+        .prop_map(
+            |(counter, read_bytes_per_sec, write_bytes_per_sec, unreadable)| JobIo {
+                counter,
+                read_bytes_per_sec,
+                write_bytes_per_sec,
+                unreadable,
+            },
+        )
+}
+
+/// A job, every field drawn (the sampler's invariants, such as absent I/O with a reason, are not
+/// the wire's).
+pub fn job(f: Floats) -> impl Strategy<Value = Job> {
+    (
+        (
+            one_of(),
+            name(&JOB_IDS),
+            opt(name(&STEPS)),
+            opt(name(&PROCS)),
+            opt(name(&USERS)),
+        ),
+        (
+            vec(job_gpu(f), 0..=3),
+            vec(1u32..100_000, 0..=3),
+            opt(int32(0..64)),
+            opt(bytes(TIB)),
+            opt(percent(f)),
+        ),
+        (
+            opt(job_io(f)),
+            opt(name(&MESSAGES)),
+            opt(job_psi(f)),
+            opt(job_psi(f)),
+        ),
+    )
+        .prop_map(
+            |(
+                (kind, id, step, name, user),
+                (gpus, gpu_pids, workers, rss_bytes, cpu_pct),
+                (io, io_absent, psi_io, psi_memory),
+            )| Job {
+                kind,
+                id,
+                step,
+                name,
+                user,
+                gpus,
+                gpu_pids,
+                workers,
+                rss_bytes,
+                cpu_pct,
+                io,
+                io_absent,
+                psi_io,
+                psi_memory,
+            },
+        )
+}
+
 fn nvml() -> impl Strategy<Value = NvmlStatus> {
     prop_oneof![
         4 => opt(name(&["580.00", "470.256.02"]))
@@ -321,13 +416,17 @@ pub fn frame(f: Floats) -> impl Strategy<Value = Frame> {
             vec(block_device(f), 0..=4),
             opt(system(f)),
         ),
-        (vec(source_error(), 0..3), vec(source_cost(), 0..5)),
+        (
+            vec(source_error(), 0..3),
+            vec(source_cost(), 0..5),
+            vec(job(f), 0..=2),
+        ),
     )
         .prop_map(
             |(
                 (seq, t_ms, host, interval_ms, nvml),
                 (mut gpus, renumber, mounts, block_devices, system),
-                (errors, cost),
+                (errors, cost, jobs),
             )| {
                 if renumber {
                     for (i, g) in (0u32..).zip(gpus.iter_mut()) {
@@ -344,6 +443,7 @@ pub fn frame(f: Floats) -> impl Strategy<Value = Frame> {
                     mounts,
                     block_devices,
                     system,
+                    jobs,
                     errors,
                     cost,
                 }

@@ -7,6 +7,7 @@
 
 pub mod block;
 pub mod gpu;
+pub mod jobs;
 pub mod meminfo;
 pub mod mounts;
 pub mod procfile;
@@ -107,6 +108,7 @@ pub struct Sources {
     pub mounts: Box<dyn MountSource>,
     pub block: Box<dyn BlockSource>,
     pub system: Box<dyn SystemSource>,
+    pub jobs: Box<dyn jobs::JobSource>,
 }
 
 impl Sources {
@@ -117,6 +119,7 @@ impl Sources {
             mounts: Box::new(mounts::ProcMounts::new()),
             block: Box::new(block::ProcDiskstats::new()),
             system: Box::new(system::ProcSystem::new()),
+            jobs: Box::new(jobs::ProcJobs::system()),
         }
     }
 }

@@ -1,0 +1,241 @@
+//! The jobs source on a `/proc` tree written by the test (identity per pid and start time, the
+//! GPU part, sorting), and its pure helpers. Real processes and real cgroups are in
+//! `backend/tests/jobs.rs`.
+
+use super::*;
+use shared::{GpuMemory, GpuProcess, GpuState};
+use std::fs;
+
+/// A `/proc/<pid>/stat` line: `comm`, parent, start time, utime and stime, resident pages.
+fn stat_line(pid: u32, comm: &str, ppid: u32, start: u64, cpu: u64, rss: u64) -> String {
+    let mut f: Vec<String> = vec![pid.to_string(), format!("({comm})"), "S".into()];
+    f.push(ppid.to_string());
+    f.extend(["1", "1", "0", "-1", "4194304", "0", "0", "0", "0"].map(String::from));
+    f.push(cpu.to_string()); // utime
+    f.push("0".into()); // stime
+    f.extend(["0", "0", "20", "0", "1", "0"].map(String::from));
+    f.push(start.to_string()); // starttime (22)
+    f.push("1000000".into()); // vsize
+    f.push(rss.to_string()); // rss (24)
+    while f.len() < 52 {
+        f.push("0".into());
+    }
+    f.join(" ") + "\n"
+}
+
+/// A `/proc` tree in a folder of its own, removed on drop.
+struct FakeProc(Dir);
+
+struct Dir(PathBuf);
+
+impl Dir {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+impl FakeProc {
+    fn new() -> Self {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("vramio-jobs-{}-{n}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("mkdir");
+        FakeProc(Dir(dir))
+    }
+
+    fn process(&self, pid: u32, comm: &str, ppid: u32, start: u64, cgroup: &str) {
+        let dir = self.0.path().join(pid.to_string());
+        fs::create_dir_all(dir.join("task")).expect("mkdir");
+        fs::write(dir.join("stat"), stat_line(pid, comm, ppid, start, 100, 50)).expect("stat");
+        fs::write(dir.join("cgroup"), cgroup).expect("cgroup");
+        fs::write(dir.join("cmdline"), format!("{comm}\0train.py\0")).expect("cmdline");
+        fs::write(
+            dir.join("io"),
+            "rchar: 1\nwchar: 1\nsyscr: 1\nsyscw: 1\nread_bytes: 4096\nwrite_bytes: 0\ncancelled_write_bytes: 0\n",
+        )
+        .expect("io");
+    }
+
+    fn jobs(&self) -> ProcJobs {
+        ProcJobs::new(self.0.path().to_owned(), None).with_period(Duration::ZERO)
+    }
+}
+
+fn gpu(index: u32, util: f64, processes: &[(u32, Option<u64>)]) -> Gpu {
+    let mut g = Gpu::unread(index, Some(format!("GPU-{index}")), None, GpuState::Ok);
+    g.utilization_gpu_pct = Some(Percent(util));
+    g.memory = Some(GpuMemory {
+        total_bytes: Bytes(1000),
+        used_bytes: Bytes(500),
+        reserved_bytes: None,
+        free_bytes: Bytes(500),
+    });
+    g.processes = Some(
+        processes
+            .iter()
+            .map(|&(pid, used)| GpuProcess {
+                pid,
+                presence: Presence::Visible,
+                name: None,
+                user: Some("ana".into()),
+                used_bytes: used.map(Bytes),
+            })
+            .collect(),
+    );
+    g
+}
+
+#[test]
+fn a_reused_pid_is_a_new_job_and_a_known_one_keeps_its_identity() {
+    let proc = FakeProc::new();
+    proc.process(
+        77,
+        "python",
+        1,
+        1000,
+        "0::/system.slice/slurmstepd.scope/job_1/step_0\n",
+    );
+    let mut jobs = proc.jobs();
+    let gpus = [gpu(0, 50.0, &[(77, Some(100))])];
+    let first = jobs.sample(&gpus);
+    assert_eq!((first[0].kind, first[0].id.as_str()), (JobKind::Slurm, "1"));
+    // The same process (same start) is not looked up again: its cgroup is read once.
+    fs::write(
+        proc.0.path().join("77/cgroup"),
+        "0::/system.slice/slurmstepd.scope/job_9/step_0\n",
+    )
+    .expect("cgroup");
+    assert_eq!(jobs.sample(&gpus)[0].id, "1");
+    // Pid 77 again, started later: another process, another job.
+    proc.process(
+        77,
+        "python",
+        1,
+        2000,
+        "0::/system.slice/slurmstepd.scope/job_2/step_0\n",
+    );
+    let reused = jobs.sample(&gpus);
+    assert_eq!(reused.len(), 1);
+    assert_eq!(reused[0].id, "2");
+}
+
+#[test]
+fn processes_without_a_cgroup_job_group_by_their_tree() {
+    let proc = FakeProc::new();
+    proc.process(
+        10,
+        "bash",
+        1,
+        5,
+        "0::/user.slice/user-1000.slice/session-1.scope\n",
+    );
+    proc.process(
+        20,
+        "torchrun",
+        10,
+        6,
+        "0::/user.slice/user-1000.slice/session-1.scope\n",
+    );
+    proc.process(
+        21,
+        "python",
+        20,
+        7,
+        "0::/user.slice/user-1000.slice/session-1.scope\n",
+    );
+    proc.process(
+        22,
+        "python",
+        20,
+        7,
+        "0::/user.slice/user-1000.slice/session-1.scope\n",
+    );
+    let mut jobs = proc.jobs();
+    let found = jobs.sample(&[
+        gpu(0, 40.0, &[(21, Some(300))]),
+        gpu(1, 60.0, &[(22, Some(200))]),
+    ]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let job = &found[0];
+    assert_eq!((job.kind, job.id.as_str()), (JobKind::Process, "20"));
+    assert_eq!(job.name.as_deref(), Some("torchrun train.py"));
+    assert_eq!(job.gpu_pids, vec![21, 22]);
+    assert_eq!(job.user.as_deref(), Some("ana"));
+    assert_eq!(job.gpu_memory(), Some(Bytes(500)));
+    // Alone on each GPU: the device's utilization is the job's.
+    let util: Vec<_> = job.gpus.iter().map(|g| g.utilization_pct).collect();
+    assert_eq!(util, vec![Some(Percent(40.0)), Some(Percent(60.0))]);
+    assert_eq!(job.gpus[0].memory_share_pct, Some(Percent(30.0)));
+    // A fake /proc has no children files: torchrun is the only other process found.
+    assert_eq!(job.workers, Some(1));
+    assert_eq!(job.rss_bytes, Some(Bytes(3 * 50 * procfs::page_size())));
+    // One reading so far: the I/O is known to be readable, its rates are not yet.
+    let io = job.io.as_ref().expect("readable counters");
+    assert_eq!(io.counter, IoCounter::ProcIo);
+    assert_eq!(io.read_bytes_per_sec, None);
+    assert_eq!(job.cpu_pct, None);
+    // A second reading gives rates: the counters did not move.
+    let again = jobs.sample(&[
+        gpu(0, 40.0, &[(21, Some(300))]),
+        gpu(1, 60.0, &[(22, Some(200))]),
+    ]);
+    let io = again[0].io.as_ref().expect("readable counters");
+    assert_eq!(io.read_bytes_per_sec, Some(BytesPerSec(0.0)));
+    assert_eq!(again[0].cpu_pct, Some(Percent(0.0)));
+}
+
+#[test]
+fn a_shared_gpu_gives_no_job_its_utilization_and_jobs_sort_by_memory() {
+    let proc = FakeProc::new();
+    proc.process(31, "a", 1, 5, "0::/system.slice/alpha.service\n");
+    proc.process(32, "b", 1, 5, "0::/system.slice/beta.service\n");
+    let mut jobs = proc.jobs();
+    let found = jobs.sample(&[gpu(0, 90.0, &[(31, Some(100)), (32, Some(700))])]);
+    let ids: Vec<_> = found.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, ["beta.service", "alpha.service"]);
+    assert!(found.iter().all(|j| j.gpus[0].utilization_pct.is_none()));
+    // A process NVML knows no memory for: the job's figure is absent, not 0.
+    let unknown = jobs.sample(&[gpu(0, 90.0, &[(31, None)])]);
+    assert_eq!(unknown[0].gpus[0].memory_used_bytes, None);
+    assert_eq!(unknown[0].gpu_memory(), None);
+}
+
+#[test]
+fn processes_nvml_lists_but_this_proc_cannot_show_make_no_job() {
+    let proc = FakeProc::new();
+    let mut g = gpu(0, 10.0, &[(99, Some(1))]);
+    let mut jobs = proc.jobs();
+    assert!(
+        jobs.sample(std::slice::from_ref(&g)).is_empty(),
+        "pid 99 is not in this /proc"
+    );
+    if let Some(p) = g.processes.as_mut() {
+        p[0].presence = Presence::NotVisible;
+    }
+    assert!(jobs.sample(&[g]).is_empty());
+}
+
+#[test]
+fn finds_the_cgroup2_mount_on_unified_and_hybrid_hosts() {
+    let hybrid = "tmpfs /sys/fs/cgroup tmpfs rw 0 0\ncgroup /sys/fs/cgroup/memory cgroup rw,memory 0 0\ncgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n";
+    assert_eq!(
+        parse_cgroup2_mount(hybrid),
+        Some(PathBuf::from("/sys/fs/cgroup/unified"))
+    );
+    assert_eq!(
+        parse_cgroup2_mount("cgroup2 /sys/fs/cgroup cgroup2 rw,nsdelegate 0 0\n"),
+        Some(PathBuf::from("/sys/fs/cgroup"))
+    );
+    assert_eq!(
+        parse_cgroup2_mount("cgroup /sys/fs/cgroup/cpu cgroup rw 0 0\n"),
+        None
+    );
+}

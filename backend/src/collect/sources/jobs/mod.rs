@@ -1,0 +1,456 @@
+//! Jobs: the GPU processes of this host grouped by what launched them, with their processes'
+//! counters (docs/jobs.md).
+//!
+//! Each GPU process NVML lists is identified once per (pid, start time), so a reused pid is never
+//! the old job: by its cgroup ([`cgroup`]: Slurm, a pod, a container, a systemd unit) or else by
+//! its process tree ([`tree`]). A job's processes are those GPU processes and everything below
+//! them (below the tree's top for a process-tree job): DataLoader workers, ranks under
+//! `torchrun`. Their CPU, resident memory and `/proc/<pid>/io` bytes are read every
+//! [`JOB_PERIOD`], or sooner when the GPU process lists change, and the rates are taken over
+//! that time. The GPU part of a job (memory per GPU, utilization when it is alone there) is
+//! rebuilt every tick from the frame's GPUs, so it never lags the GPU cards.
+
+pub mod cgroup;
+pub mod procs;
+pub mod tree;
+
+use crate::collect::sources::system::parse_psi;
+use procs::{IoBytes, Proc, Stat, Unread};
+use shared::{
+    Bytes, BytesPerSec, Gpu, IoCounter, Job, JobGpu, JobIo, JobKind, JobPsi, Percent, Presence,
+};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How often the jobs' processes are found and their counters read, unless the GPU process lists
+/// change sooner. A job's I/O rate over a few seconds serves the diagnosis as well as a
+/// per-second one, at a third of the reads.
+pub const JOB_PERIOD: Duration = Duration::from_secs(3);
+/// At most this many processes are followed per job (a fork bomb is not a job to list).
+pub const MAX_MEMBERS: usize = 4096;
+/// What a job whose I/O counters are all unreadable says instead of a figure.
+pub const IO_NEEDS_ROOT: &str = "/proc/<pid>/io of another user's processes needs root: run vramio as root to see this job's I/O";
+
+/// Groups GPU processes into jobs. The sampler calls it once per tick, on its own thread.
+pub trait JobSource: Send + 'static {
+    fn sample(&mut self, gpus: &[Gpu]) -> Vec<Job>;
+}
+
+/// A job as last measured, without its GPU part.
+#[derive(Clone, Debug)]
+struct Measured {
+    job: Job,
+    gpu_pids: BTreeSet<u32>,
+}
+
+/// What is kept of a GPU process between measurements.
+#[derive(Clone, Debug)]
+struct Facts {
+    kind: JobKind,
+    id: String,
+    step: Option<String>,
+    v2_dir: Option<String>,
+    /// The pid the job's processes are found below (the tree's top, or the process itself).
+    root: u32,
+    name: Option<String>,
+}
+
+/// A process's counters at its last measurement.
+#[derive(Clone, Copy, Debug)]
+struct Counters {
+    at: Instant,
+    cpu_ticks: u64,
+    io: Option<IoBytes>,
+}
+
+/// Which GPU processes a measurement saw: another list means measuring again.
+type Signature = Vec<(u32, u32)>;
+
+/// Jobs from this host's `/proc` and cgroup v2 hierarchy.
+pub struct ProcJobs {
+    proc_root: PathBuf,
+    cgroup2: Option<PathBuf>,
+    facts: HashMap<(u32, u64), Facts>,
+    counters: HashMap<(u32, u64), Counters>,
+    last: Option<(Instant, Signature, Vec<Measured>)>,
+    /// [`JOB_PERIOD`], shorter in tests.
+    period: Duration,
+    ticks_per_sec: u64,
+    page_size: u64,
+}
+
+impl ProcJobs {
+    /// This host's: `/proc`, and the cgroup v2 hierarchy wherever it is mounted.
+    pub fn system() -> Self {
+        Self::new(
+            PathBuf::from("/proc"),
+            cgroup2_mount(Path::new("/proc/self/mounts")),
+        )
+    }
+
+    /// The seam tests use: a `/proc` tree and a cgroup v2 mount point.
+    pub fn new(proc_root: PathBuf, cgroup2: Option<PathBuf>) -> Self {
+        ProcJobs {
+            proc_root,
+            cgroup2,
+            facts: HashMap::new(),
+            counters: HashMap::new(),
+            last: None,
+            period: JOB_PERIOD,
+            ticks_per_sec: procfs::ticks_per_second().max(1),
+            page_size: procfs::page_size(),
+        }
+    }
+
+    /// Measures again after `period` instead of [`JOB_PERIOD`] (tests).
+    pub fn with_period(mut self, period: Duration) -> Self {
+        self.period = period;
+        self
+    }
+
+    /// Finds the jobs and reads their processes' counters.
+    fn measure(&mut self, gpus: &[Gpu]) -> Vec<Measured> {
+        let now = Instant::now();
+        let mut users: BTreeMap<u32, Option<String>> = BTreeMap::new();
+        for p in gpus.iter().flat_map(|g| g.processes.iter().flatten()) {
+            if p.presence == Presence::Visible {
+                users.entry(p.pid).or_insert_with(|| p.user.clone());
+            }
+        }
+        let mut groups: BTreeMap<(JobKind, String), Group> = BTreeMap::new();
+        let mut seen_facts = HashSet::new();
+        for (&pid, user) in &users {
+            let Ok(proc) = Proc::open(&self.proc_root, pid) else {
+                continue;
+            };
+            let Ok(stat) = proc.stat() else { continue };
+            let key = (pid, stat.start_ticks);
+            seen_facts.insert(key);
+            let facts = match self.facts.get(&key) {
+                Some(f) => f.clone(),
+                None => {
+                    let f = self.identify(pid, &proc, &stat);
+                    self.facts.insert(key, f.clone());
+                    f
+                }
+            };
+            let group = groups
+                .entry((facts.kind, facts.id.clone()))
+                .or_insert_with(|| Group::new(&facts));
+            group.gpu_pids.insert(pid);
+            group.roots.insert(facts.root);
+            group.steps.insert(facts.step.clone());
+            if group.user.is_none() {
+                group.user.clone_from(user);
+            }
+        }
+        self.facts.retain(|k, _| seen_facts.contains(k));
+
+        let mut claimed = HashSet::new();
+        let mut seen_counters = HashSet::new();
+        let mut measured = Vec::new();
+        for ((kind, id), group) in groups {
+            let members = self.members(&group, &mut claimed);
+            let mut totals = Totals::default();
+            for (pid, proc, stat) in &members {
+                let key = (*pid, stat.start_ticks);
+                seen_counters.insert(key);
+                let io = proc.io();
+                totals.add(self.counters.get(&key), stat, io, now, self.ticks_per_sec);
+                self.counters.insert(
+                    key,
+                    Counters {
+                        at: now,
+                        cpu_ticks: stat.cpu_ticks,
+                        io: io.ok(),
+                    },
+                );
+            }
+            let workers = members
+                .iter()
+                .filter(|(pid, _, _)| !group.gpu_pids.contains(pid))
+                .count();
+            let (io, io_absent) = totals.io();
+            let psi = |file: &str| self.psi(group.v2_dir.as_deref(), file);
+            measured.push(Measured {
+                job: Job {
+                    kind,
+                    id,
+                    step: (group.steps.len() == 1)
+                        .then(|| group.steps.first().cloned().flatten())
+                        .flatten(),
+                    name: group.name.clone(),
+                    user: group.user.clone(),
+                    gpus: Vec::new(),
+                    gpu_pids: group.gpu_pids.iter().copied().collect(),
+                    workers: Some(u32::try_from(workers).unwrap_or(u32::MAX)),
+                    rss_bytes: Some(Bytes(totals.rss_pages.saturating_mul(self.page_size))),
+                    cpu_pct: totals.cpu_pct(),
+                    io,
+                    io_absent,
+                    psi_io: psi("io.pressure"),
+                    psi_memory: psi("memory.pressure"),
+                },
+                gpu_pids: group.gpu_pids,
+            });
+        }
+        self.counters.retain(|k, _| seen_counters.contains(k));
+        measured
+    }
+
+    /// The job of a GPU process: its cgroup's, or its process tree's.
+    fn identify(&self, pid: u32, proc: &Proc, stat: &Stat) -> Facts {
+        let found = proc
+            .cgroup_text(&self.proc_root, pid)
+            .ok()
+            .and_then(|text| cgroup::identify(&text));
+        if let Some(found) = found {
+            return Facts {
+                kind: found.kind,
+                id: found.id,
+                step: found.step,
+                v2_dir: found.v2_dir,
+                root: pid,
+                name: tree::command_name(&proc.cmdline()),
+            };
+        }
+        let node = |s: &Stat| tree::Node {
+            ppid: s.ppid,
+            uid: s.uid,
+            comm: s.comm.clone(),
+        };
+        let root = &self.proc_root;
+        let top = tree::top(pid, &node(stat), |p| {
+            Proc::open(root, p)
+                .and_then(|q| q.stat())
+                .ok()
+                .map(|s| node(&s))
+        });
+        let name = Proc::open(root, top)
+            .ok()
+            .and_then(|p| tree::command_name(&p.cmdline()));
+        Facts {
+            kind: JobKind::Process,
+            id: top.to_string(),
+            step: None,
+            v2_dir: None,
+            root: top,
+            name,
+        }
+    }
+
+    /// The job's processes: its roots and everything below them that no earlier job claimed.
+    fn members(&self, group: &Group, claimed: &mut HashSet<u32>) -> Vec<(u32, Proc, Stat)> {
+        let mut out = Vec::new();
+        let mut queue: Vec<u32> = group.roots.iter().chain(&group.gpu_pids).copied().collect();
+        while let Some(pid) = queue.pop() {
+            if out.len() >= MAX_MEMBERS || !claimed.insert(pid) {
+                continue;
+            }
+            let Ok(proc) = Proc::open(&self.proc_root, pid) else {
+                continue;
+            };
+            let Ok(stat) = proc.stat() else { continue };
+            queue.extend(proc.children());
+            out.push((pid, proc, stat));
+        }
+        out
+    }
+
+    /// One pressure file of the job's cgroup, where the kernel has it.
+    fn psi(&self, v2_dir: Option<&str>, file: &str) -> Option<JobPsi> {
+        let path = self
+            .cgroup2
+            .as_ref()?
+            .join(v2_dir?.trim_start_matches('/'))
+            .join(file);
+        let psi = parse_psi(&std::fs::read_to_string(path).ok()?)?;
+        Some(JobPsi {
+            some_avg10: psi.some_avg10,
+            full_avg10: psi.full_avg10,
+        })
+    }
+}
+
+impl JobSource for ProcJobs {
+    fn sample(&mut self, gpus: &[Gpu]) -> Vec<Job> {
+        let signature: Signature = gpus
+            .iter()
+            .flat_map(|g| {
+                g.processes
+                    .iter()
+                    .flatten()
+                    .filter(|p| p.presence == Presence::Visible)
+                    .map(move |p| (g.index, p.pid))
+            })
+            .collect();
+        if signature.is_empty() {
+            self.last = None;
+            self.facts.clear();
+            self.counters.clear();
+            return Vec::new();
+        }
+        let fresh = self
+            .last
+            .as_ref()
+            .is_some_and(|(at, s, _)| at.elapsed() < self.period && *s == signature);
+        if !fresh {
+            let measured = self.measure(gpus);
+            self.last = Some((Instant::now(), signature, measured));
+        }
+        let measured = self.last.as_ref().map_or(&[][..], |(_, _, m)| m);
+        with_gpus(measured, gpus)
+    }
+}
+
+/// What one job's GPU processes say about it before its processes are read.
+struct Group {
+    gpu_pids: BTreeSet<u32>,
+    roots: BTreeSet<u32>,
+    steps: BTreeSet<Option<String>>,
+    user: Option<String>,
+    name: Option<String>,
+    v2_dir: Option<String>,
+}
+
+impl Group {
+    fn new(facts: &Facts) -> Self {
+        Group {
+            gpu_pids: BTreeSet::new(),
+            roots: BTreeSet::new(),
+            steps: BTreeSet::new(),
+            user: None,
+            name: facts.name.clone(),
+            v2_dir: facts.v2_dir.clone(),
+        }
+    }
+}
+
+/// Sums over a job's processes.
+#[derive(Default)]
+struct Totals {
+    rss_pages: u64,
+    /// CPU seconds over wall seconds, summed over processes read twice.
+    cpu: Option<f64>,
+    read_rate: Option<f64>,
+    write_rate: Option<f64>,
+    io_read: u32,
+    io_denied: u32,
+}
+
+impl Totals {
+    fn add(
+        &mut self,
+        prev: Option<&Counters>,
+        stat: &Stat,
+        io: Result<IoBytes, Unread>,
+        now: Instant,
+        ticks_per_sec: u64,
+    ) {
+        self.rss_pages = self.rss_pages.saturating_add(stat.rss_pages);
+        match io {
+            Ok(_) => self.io_read += 1,
+            Err(Unread::Denied) => self.io_denied += 1,
+            Err(Unread::Gone) => {}
+        }
+        let Some(prev) = prev else { return };
+        let secs = now.saturating_duration_since(prev.at).as_secs_f64();
+        if secs <= 0.0 {
+            return;
+        }
+        let ticks = stat.cpu_ticks.saturating_sub(prev.cpu_ticks) as f64;
+        *self.cpu.get_or_insert(0.0) += ticks / ticks_per_sec as f64 / secs;
+        if let (Ok(cur), Some(old)) = (io, prev.io) {
+            *self.read_rate.get_or_insert(0.0) += cur.read.saturating_sub(old.read) as f64 / secs;
+            *self.write_rate.get_or_insert(0.0) +=
+                cur.write.saturating_sub(old.write) as f64 / secs;
+        }
+    }
+
+    fn cpu_pct(&self) -> Option<Percent> {
+        self.cpu.map(|c| Percent(c * 100.0))
+    }
+
+    /// The job's I/O, or why there is none.
+    fn io(&self) -> (Option<JobIo>, Option<String>) {
+        if self.io_read == 0 {
+            let why = (self.io_denied > 0).then(|| IO_NEEDS_ROOT.to_owned());
+            return (None, why);
+        }
+        let io = JobIo {
+            counter: IoCounter::ProcIo,
+            read_bytes_per_sec: self.read_rate.map(BytesPerSec),
+            write_bytes_per_sec: self.write_rate.map(BytesPerSec),
+            unreadable: self.io_denied,
+        };
+        (Some(io), None)
+    }
+}
+
+/// The jobs with this tick's GPU part, biggest GPU memory first (unknown last).
+fn with_gpus(measured: &[Measured], gpus: &[Gpu]) -> Vec<Job> {
+    let mut jobs: Vec<Job> = measured
+        .iter()
+        .map(|m| {
+            let mut job = m.job.clone();
+            job.gpus = gpus
+                .iter()
+                .filter_map(|g| job_gpu(g, &m.gpu_pids))
+                .collect();
+            job
+        })
+        .collect();
+    jobs.sort_by(|a, b| {
+        b.gpu_memory()
+            .map(|b| b.0)
+            .cmp(&a.gpu_memory().map(|b| b.0))
+            .then_with(|| (a.kind, &a.id).cmp(&(b.kind, &b.id)))
+    });
+    jobs
+}
+
+/// The job's part of one GPU, if it has processes there.
+fn job_gpu(gpu: &Gpu, pids: &BTreeSet<u32>) -> Option<JobGpu> {
+    let all = gpu.processes.as_deref().unwrap_or_default();
+    let mine: Vec<_> = all.iter().filter(|p| pids.contains(&p.pid)).collect();
+    if mine.is_empty() {
+        return None;
+    }
+    let memory = mine
+        .iter()
+        .filter_map(|p| p.used_bytes)
+        .map(|b| b.0)
+        .reduce(u64::saturating_add)
+        .map(Bytes);
+    let alone = mine.len() == all.len();
+    Some(JobGpu {
+        index: gpu.index,
+        uuid: gpu.uuid.clone(),
+        memory_used_bytes: memory,
+        memory_share_pct: memory
+            .zip(gpu.memory.as_ref())
+            .and_then(|(m, g)| m.percent_of(g.total_bytes)),
+        utilization_pct: if alone { gpu.utilization_gpu_pct } else { None },
+    })
+}
+
+/// Where the cgroup v2 hierarchy is mounted (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified` on a
+/// hybrid host), from a `mounts` file.
+pub fn cgroup2_mount(mounts: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(mounts).ok()?;
+    parse_cgroup2_mount(&text)
+}
+
+/// The mount point of the first `cgroup2` line of `/proc/self/mounts` text.
+pub fn parse_cgroup2_mount(text: &str) -> Option<PathBuf> {
+    text.lines().find_map(|line| {
+        let mut f = line.split_ascii_whitespace();
+        let (_dev, dir, fstype) = (f.next()?, f.next()?, f.next()?);
+        (fstype == "cgroup2").then(|| PathBuf::from(dir.replace("\\040", " ")))
+    })
+}
+
+#[cfg(test)]
+#[path = "jobs_tests.rs"]
+mod tests;

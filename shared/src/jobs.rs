@@ -1,0 +1,233 @@
+//! Jobs: the GPU processes of one host grouped by what launched them (a Slurm job, a Kubernetes
+//! pod, a container, a systemd unit, or a process tree), with each job's GPUs, GPU memory, host
+//! memory, CPU and disk I/O (docs/jobs.md).
+//!
+//! A figure that could not be measured is absent, never 0; where the reason is worth telling (the
+//! I/O counters need root, a network filesystem is not counted), the job says it next to the
+//! figure.
+
+use crate::units::{Bytes, BytesPerSec, Percent};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What groups a job's processes.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    /// A Slurm job (`id` the job id, `step` the step: `0`, `batch`, `extern`, ...).
+    Slurm,
+    /// A Kubernetes pod (`id` its UID, `step` the container id).
+    Pod,
+    /// A Docker, containerd or Podman container (`id` its id).
+    Container,
+    /// A systemd unit (`id` the unit's name).
+    Unit,
+    /// None of the above: the topmost process of the same user below a shell, tmux, screen,
+    /// sshd or init (`id` its pid).
+    Process,
+}
+
+impl JobKind {
+    /// The kind as it appears on the wire and in `check --json`.
+    pub fn id(self) -> &'static str {
+        match self {
+            JobKind::Slurm => "slurm",
+            JobKind::Pod => "pod",
+            JobKind::Container => "container",
+            JobKind::Unit => "unit",
+            JobKind::Process => "process",
+        }
+    }
+}
+
+/// One job on one host in one tick.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Job {
+    pub kind: JobKind,
+    /// The job's id within its kind: the Slurm job id, the pod UID, the container id, the unit
+    /// name, or the pid of a process tree's top.
+    pub id: String,
+    /// A Slurm step, or the container of a pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// What a person recognises it by: the command of the top process (`python train.py`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The owner's login name (or uid) of its GPU processes; absent when unknown or hidden.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// The GPUs its processes hold memory on, by index.
+    pub gpus: Vec<JobGpu>,
+    /// The pids of its processes that NVML lists, ascending.
+    pub gpu_pids: Vec<u32>,
+    /// Its other processes found under those (DataLoader workers and the like); absent when the
+    /// process table could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u32>,
+    /// Resident memory of all its processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_bytes: Option<Bytes>,
+    /// CPU of all its processes since the previous tick, in percent of one core.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pct: Option<Percent>,
+    /// Disk I/O of its processes; absent with [`Job::io_absent`] saying why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<JobIo>,
+    /// Why [`Job::io`] is absent (the counters need root, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_absent: Option<String>,
+    /// Pressure stall information of the job's cgroup (cgroup v2), where the kernel has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_io: Option<JobPsi>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_memory: Option<JobPsi>,
+}
+
+/// One GPU of a job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JobGpu {
+    pub index: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// Summed over the job's processes on this GPU; absent when NVML gave none of their figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_used_bytes: Option<Bytes>,
+    /// Its processes' share of the GPU's memory, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_share_pct: Option<Percent>,
+    /// The device's utilization when this job is the only one on it (then it is the job's);
+    /// absent when the GPU is shared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utilization_pct: Option<Percent>,
+}
+
+/// Which counters a job's I/O figures come from; they count different things.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IoCounter {
+    /// `read_bytes` / `write_bytes` of `/proc/<pid>/io`, summed over the job's processes: bytes
+    /// sent to or fetched from the block layer. Page-cache hits are not counted; a write is
+    /// counted when it dirties the cache, not when it reaches the disk. Network filesystems
+    /// (NFS, Lustre, CephFS) are not counted.
+    ProcIo,
+}
+
+/// A job's disk I/O over the time since the previous tick.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JobIo {
+    pub counter: IoCounter,
+    /// Rates need two readings: absent on the job's first tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes_per_sec: Option<BytesPerSec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes_per_sec: Option<BytesPerSec>,
+    /// Processes whose counters could not be read (they are not in the sums).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreadable: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// The `io.pressure` or `memory.pressure` of a job's cgroup, ten-second averages.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JobPsi {
+    pub some_avg10: Percent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_avg10: Option<Percent>,
+}
+
+impl Job {
+    /// How a person names the job: `slurm 4412.0`, `pod 9f1c…`, `process 2211 (python train.py)`.
+    pub fn label(&self) -> String {
+        let mut s = format!("{} {}", self.kind.id(), short_id(self.kind, &self.id));
+        if let Some(step) = &self.step {
+            s.push_str(match self.kind {
+                JobKind::Slurm => ".",
+                _ => "/",
+            });
+            s.push_str(short_id(JobKind::Container, step));
+        }
+        if let Some(name) = &self.name {
+            s.push_str(&format!(" ({name})"));
+        }
+        s
+    }
+
+    /// GPU memory held on all its GPUs; absent when no figure was known.
+    pub fn gpu_memory(&self) -> Option<Bytes> {
+        self.gpus
+            .iter()
+            .filter_map(|g| g.memory_used_bytes)
+            .map(|b| b.0)
+            .reduce(u64::saturating_add)
+            .map(Bytes)
+    }
+}
+
+/// Container ids and pod UIDs are long; 12 characters tell them apart, as `docker ps` shows.
+fn short_id(kind: JobKind, id: &str) -> &str {
+    match kind {
+        JobKind::Container | JobKind::Pod => id.get(..12).unwrap_or(id),
+        _ => id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(kind: JobKind, id: &str, step: Option<&str>) -> Job {
+        Job {
+            kind,
+            id: id.into(),
+            step: step.map(Into::into),
+            name: None,
+            user: None,
+            gpus: Vec::new(),
+            gpu_pids: Vec::new(),
+            workers: None,
+            rss_bytes: None,
+            cpu_pct: None,
+            io: None,
+            io_absent: None,
+            psi_io: None,
+            psi_memory: None,
+        }
+    }
+
+    #[test]
+    fn labels_name_the_kind_id_and_step() {
+        assert_eq!(
+            job(JobKind::Slurm, "4412", Some("0")).label(),
+            "slurm 4412.0"
+        );
+        let c = "0123456789abcdef0123456789abcdef";
+        assert_eq!(
+            job(JobKind::Container, c, None).label(),
+            "container 0123456789ab"
+        );
+        let mut p = job(JobKind::Process, "2211", None);
+        p.name = Some("python train.py".into());
+        assert_eq!(p.label(), "process 2211 (python train.py)");
+    }
+
+    #[test]
+    fn gpu_memory_is_absent_without_figures_and_summed_with_them() {
+        let mut j = job(JobKind::Unit, "a.service", None);
+        let g = |index, b: Option<u64>| JobGpu {
+            index,
+            uuid: None,
+            memory_used_bytes: b.map(Bytes),
+            memory_share_pct: None,
+            utilization_pct: None,
+        };
+        j.gpus = vec![g(0, None)];
+        assert_eq!(j.gpu_memory(), None);
+        j.gpus = vec![g(0, Some(5)), g(1, None), g(2, Some(7))];
+        assert_eq!(j.gpu_memory(), Some(Bytes(12)));
+    }
+}
