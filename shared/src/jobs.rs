@@ -6,7 +6,7 @@
 //! I/O counters need root, a network filesystem is not counted), the job says it next to the
 //! figure.
 
-use crate::units::{Bytes, BytesPerSec, Percent};
+use crate::units::{Bytes, BytesPerSec, Percent, format_bytes, format_rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -104,7 +104,9 @@ pub struct JobGpu {
 }
 
 /// Which counters a job's I/O figures come from; they count different things.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum IoCounter {
     /// `read_bytes` / `write_bytes` of `/proc/<pid>/io`, summed over the job's processes: bytes
@@ -168,6 +170,66 @@ impl Job {
     }
 }
 
+impl IoCounter {
+    /// What a figure from these counters counts, said next to it.
+    pub fn note(self) -> &'static str {
+        match self {
+            IoCounter::ProcIo => {
+                "block-layer bytes from /proc/<pid>/io; page-cache hits and NFS, Lustre or CephFS reads are not counted"
+            }
+        }
+    }
+}
+
+impl Job {
+    /// One line for a report: the label, the owner, the GPUs with their memory, the I/O (or why
+    /// it is missing) and the processes.
+    /// `slurm 4412.0 (python3 train.py), alice: GPU 0 50.0 GiB, GPU 1 48.2 GiB; read 912 MiB/s,
+    /// write 0 B/s; 8 other processes, RSS 24.0 GiB, CPU 310%`.
+    pub fn summary_text(&self) -> String {
+        let mut s = self.label();
+        if let Some(user) = &self.user {
+            s.push_str(&format!(", {user}"));
+        }
+        let gpus: Vec<String> = self
+            .gpus
+            .iter()
+            .map(|g| {
+                let mem = g
+                    .memory_used_bytes
+                    .map_or_else(|| "memory unknown".to_owned(), format_bytes);
+                format!("GPU {} {mem}", g.index)
+            })
+            .collect();
+        s.push_str(": ");
+        s.push_str(&if gpus.is_empty() {
+            "no GPU".to_owned()
+        } else {
+            gpus.join(", ")
+        });
+        let rate = |r: Option<BytesPerSec>| r.map_or_else(|| "—".to_owned(), format_rate);
+        match (&self.io, &self.io_absent) {
+            (Some(io), _) => s.push_str(&format!(
+                "; read {}, write {}",
+                rate(io.read_bytes_per_sec),
+                rate(io.write_bytes_per_sec)
+            )),
+            (None, Some(why)) => s.push_str(&format!("; I/O unknown: {why}")),
+            (None, None) => s.push_str("; I/O unknown"),
+        }
+        if let Some(n) = self.workers {
+            s.push_str(&format!("; {n} other processes"));
+        }
+        if let Some(rss) = self.rss_bytes {
+            s.push_str(&format!(", RSS {}", format_bytes(rss)));
+        }
+        if let Some(cpu) = self.cpu_pct {
+            s.push_str(&format!(", CPU {:.0}%", cpu.0));
+        }
+        s
+    }
+}
+
 /// Container ids and pod UIDs are long; 12 characters tell them apart, as `docker ps` shows.
 fn short_id(kind: JobKind, id: &str) -> &str {
     match kind {
@@ -213,6 +275,37 @@ mod tests {
         let mut p = job(JobKind::Process, "2211", None);
         p.name = Some("python train.py".into());
         assert_eq!(p.label(), "process 2211 (python train.py)");
+    }
+
+    #[test]
+    fn summaries_say_what_is_unknown_and_why() {
+        let mut j = job(JobKind::Slurm, "4412", Some("0"));
+        j.user = Some("alice".into());
+        j.gpus = vec![JobGpu {
+            index: 1,
+            uuid: None,
+            memory_used_bytes: Some(Bytes(50 << 30)),
+            memory_share_pct: None,
+            utilization_pct: None,
+        }];
+        j.io_absent = Some("needs root".into());
+        j.workers = Some(8);
+        assert_eq!(
+            j.summary_text(),
+            "slurm 4412.0, alice: GPU 1 50.0 GiB; I/O unknown: needs root; 8 other processes"
+        );
+        j.io_absent = None;
+        j.io = Some(JobIo {
+            counter: IoCounter::ProcIo,
+            read_bytes_per_sec: Some(BytesPerSec(2.0 * 1024.0 * 1024.0)),
+            write_bytes_per_sec: None,
+            unreadable: 0,
+        });
+        j.cpu_pct = Some(Percent(310.4));
+        assert_eq!(
+            j.summary_text(),
+            "slurm 4412.0, alice: GPU 1 50.0 GiB; read 2.0 MiB/s, write —; 8 other processes, CPU 310%"
+        );
     }
 
     #[test]

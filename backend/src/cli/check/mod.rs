@@ -2,6 +2,7 @@
 //! the verdict with its path, evidence, suggestions and projections, and exit like a monitoring
 //! plugin: 0 ok, 1 warning, 2 critical, 3 unknown.
 
+pub mod jobs;
 pub mod text;
 
 use crate::collect::sampler::{Sampler, SamplerConfig};
@@ -45,6 +46,8 @@ struct JsonReport<'a> {
     notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a str>,
+    /// The jobs of the newest frame, biggest GPU memory first.
+    jobs: Vec<jobs::JobReport<'a>>,
     #[serde(flatten)]
     diagnosis: &'a Diagnosis,
 }
@@ -74,6 +77,10 @@ pub fn run(opts: CheckOptions) -> i32 {
             frames: frames.len(),
             notes,
             error: None,
+            jobs: jobs::latest(&frames)
+                .iter()
+                .map(jobs::JobReport::of)
+                .collect(),
             diagnosis: &d,
         };
         match serde_json::to_string_pretty(&report) {
@@ -84,7 +91,10 @@ pub fn run(opts: CheckOptions) -> i32 {
             }
         }
     } else {
-        print!("{}", text::render(&d, &host, frames.len(), &notes));
+        print!(
+            "{}",
+            text::render(&d, &host, frames.len(), &notes, jobs::latest(&frames))
+        );
     }
     d.severity.exit_code()
 }
@@ -116,6 +126,7 @@ fn no_data_report(
         frames: 0,
         notes: Vec::new(),
         error: Some(message),
+        jobs: Vec::new(),
         diagnosis: &d,
     })
 }

@@ -18,7 +18,13 @@ use std::fmt::Write;
 pub const REPORT_TZ: Tz = Tz::UTC;
 
 /// The whole report.
-pub fn render(d: &Diagnosis, host: &str, frames: usize, notes: &[String]) -> String {
+pub fn render(
+    d: &Diagnosis,
+    host: &str,
+    frames: usize,
+    notes: &[String],
+    jobs: &[shared::Job],
+) -> String {
     let tz = REPORT_TZ;
     let mut out = String::new();
     let _ = writeln!(
@@ -39,6 +45,19 @@ pub fn render(d: &Diagnosis, host: &str, frames: usize, notes: &[String]) -> Str
         let _ = writeln!(out, "  {} -> {}", node.question, answer_text(node.answer));
         for e in &node.evidence {
             let _ = writeln!(out, "      {}", evidence_text(e, tz));
+        }
+    }
+    if !jobs.is_empty() {
+        let _ = writeln!(out, "\nJobs (biggest GPU memory first):");
+        for job in jobs {
+            let _ = writeln!(out, "  {}", job.summary_text());
+        }
+        let counters: std::collections::BTreeSet<_> = jobs
+            .iter()
+            .filter_map(|j| j.io.as_ref().map(|io| io.counter))
+            .collect();
+        for c in counters {
+            let _ = writeln!(out, "  (I/O: {})", c.note());
         }
     }
     if d.findings.is_empty() {
@@ -112,7 +131,7 @@ mod tests {
     #[test]
     fn every_evidence_line_is_the_shared_sentence() {
         let d = diagnose(&pressed(10), &Thresholds::default(), None);
-        let text = render(&d, "h", 10, &[]);
+        let text = render(&d, "h", 10, &[], &[]);
         let lines: Vec<&str> = text.lines().map(str::trim).collect();
         for e in d.path.iter().flat_map(|n| &n.evidence) {
             let want = evidence_text(e, REPORT_TZ);
@@ -146,7 +165,7 @@ mod tests {
         }
         let d = diagnose(&frames, &Thresholds::default(), None);
         assert!(matches!(d.no_data, Some(NoDataCause::NoDriver { .. })));
-        let text = render(&d, "h", 3, &["line 3: bad".into()]);
+        let text = render(&d, "h", 3, &["line 3: bad".into()], &[]);
         assert!(
             text.starts_with("vramio check: UNKNOWN - No data (no_data; host h, 3 frames over 3 s)\nno NVIDIA driver: libnvidia-ml.so.1"),
             "{text}"
@@ -155,9 +174,9 @@ mod tests {
         assert!(text.contains("Path through the decision tree:"));
         let empty = diagnose(&[], &Thresholds::default(), None);
         assert!(
-            render(&empty, "h", 0, &[]).contains("0 frames over —)\nno frames in the window"),
+            render(&empty, "h", 0, &[], &[]).contains("0 frames over —)\nno frames in the window"),
             "{}",
-            render(&empty, "h", 0, &[])
+            render(&empty, "h", 0, &[], &[])
         );
     }
 }

@@ -1,0 +1,80 @@
+//! The `jobs` of `vramio check --json`: each job of the window's last frame in a flat shape for
+//! scripts (docs/jobs.md#check). A figure that could not be measured is absent, never 0.
+
+use serde::Serialize;
+use shared::{Frame, IoCounter, Job, JobKind};
+
+/// One job as `check --json` prints it.
+#[derive(Debug, Serialize)]
+pub struct JobReport<'a> {
+    pub kind: JobKind,
+    pub id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<&'a str>,
+    pub gpus: Vec<GpuReport>,
+    pub gpu_pids: &'a [u32],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_bytes_per_sec: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_bytes_per_sec: Option<f64>,
+    /// Which counters the two rates come from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_counter: Option<IoCounter>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_absent: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rss_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_pct: Option<f64>,
+}
+
+/// One GPU of a job.
+#[derive(Debug, Serialize)]
+pub struct GpuReport {
+    pub index: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_used_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub utilization_pct: Option<f64>,
+}
+
+impl<'a> JobReport<'a> {
+    pub fn of(job: &'a Job) -> Self {
+        let io = job.io.as_ref();
+        JobReport {
+            kind: job.kind,
+            id: &job.id,
+            step: job.step.as_deref(),
+            name: job.name.as_deref(),
+            user: job.user.as_deref(),
+            gpus: job
+                .gpus
+                .iter()
+                .map(|g| GpuReport {
+                    index: g.index,
+                    memory_used_bytes: g.memory_used_bytes.map(|b| b.0),
+                    utilization_pct: g.utilization_pct.map(|p| p.0),
+                })
+                .collect(),
+            gpu_pids: &job.gpu_pids,
+            read_bytes_per_sec: io.and_then(|io| io.read_bytes_per_sec).map(|r| r.0),
+            write_bytes_per_sec: io.and_then(|io| io.write_bytes_per_sec).map(|r| r.0),
+            io_counter: io.map(|io| io.counter),
+            io_absent: job.io_absent.as_deref(),
+            workers: job.workers,
+            rss_bytes: job.rss_bytes.map(|b| b.0),
+            cpu_pct: job.cpu_pct.map(|p| p.0),
+        }
+    }
+}
+
+/// The jobs of the newest frame (jobs are measured every few seconds, so the newest says most).
+pub fn latest(frames: &[Frame]) -> &[Job] {
+    frames.last().map_or(&[], |f| f.jobs.as_slice())
+}

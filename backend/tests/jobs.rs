@@ -1,0 +1,430 @@
+//! Jobs on this machine's real cgroups and processes (docs/jobs.md). The tests make a Slurm-like
+//! `slurmstepd.scope/job_N/step_0` in the cgroup v2 hierarchy and a docker-like
+//! `docker/<id>` in the v1 memory hierarchy, move real processes in, and remove both afterwards.
+//! The fake NVML lists those processes on its GPUs.
+//!
+//! They need root (to make cgroups and to move processes); without it they say so and pass.
+//! CI runs as root.
+
+#[path = "common/fake_nvml.rs"]
+mod fake_nvml;
+
+use serde_json::Value;
+use shared::{Bytes, Gpu, GpuProcess, GpuState, JobKind, Presence};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use std::os::unix::process::CommandExt;
+use vramio::collect::sources::jobs::{JobSource, ProcJobs, cgroup2_mount};
+
+const MIB: u64 = 1024 * 1024;
+const CONTAINER: &str = "7e57c0de00000000000000000000000000000000000000000000000000000abc";
+
+/// One scenario at a time: they share the cgroup trees and load the disk.
+static MACHINE: Mutex<()> = Mutex::new(());
+
+fn machine() -> MutexGuard<'static, ()> {
+    MACHINE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The cgroup v2 mount and the v1 memory hierarchy, when this test may make cgroups there.
+fn cgroup_roots() -> Option<(PathBuf, PathBuf)> {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("jobs: not root, the cgroup tests cannot make cgroups; skipped");
+        return None;
+    }
+    let v2 = cgroup2_mount(Path::new("/proc/self/mounts")).expect("a cgroup2 mount");
+    let v1 = PathBuf::from("/sys/fs/cgroup/memory");
+    assert!(v1.join("cgroup.procs").exists(), "no v1 memory hierarchy");
+    Some((v2, v1))
+}
+
+/// A cgroup made for a test: its folders, removed (after moving what is left in them to the
+/// hierarchy's root) on drop.
+struct Cgroup {
+    root: PathBuf,
+    made: Vec<PathBuf>,
+}
+
+impl Cgroup {
+    fn make(root: &Path, rel: &str) -> Self {
+        let mut made = Vec::new();
+        let mut at = root.to_owned();
+        for part in rel.split('/') {
+            at.push(part);
+            if !at.exists() {
+                std::fs::create_dir(&at).unwrap_or_else(|e| panic!("mkdir {}: {e}", at.display()));
+                made.push(at.clone());
+            }
+        }
+        Cgroup {
+            root: root.to_owned(),
+            made,
+        }
+    }
+
+    fn leaf(&self) -> &Path {
+        self.made.last().expect("made at least the leaf")
+    }
+
+    fn add(&self, pid: u32) {
+        std::fs::write(self.leaf().join("cgroup.procs"), pid.to_string())
+            .unwrap_or_else(|e| panic!("moving {pid} into {}: {e}", self.leaf().display()));
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        for dir in self.made.iter().rev() {
+            if let Ok(procs) = std::fs::read_to_string(dir.join("cgroup.procs")) {
+                for pid in procs.lines() {
+                    let _ = std::fs::write(self.root.join("cgroup.procs"), pid);
+                }
+            }
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+/// A child killed on drop.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A 64 MiB file on this machine's disk (not tmpfs: O_DIRECT needs a real filesystem).
+fn data_file(name: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    if std::fs::metadata(&path).map(|m| m.len()).ok() != Some(64 * MIB) {
+        let mut f = std::fs::File::create(&path).expect("create");
+        let chunk = vec![0x5a_u8; MIB as usize];
+        for _ in 0..64 {
+            f.write_all(&chunk).expect("write");
+        }
+        f.sync_all().expect("sync");
+    }
+    path
+}
+
+/// Python that reads `path` with O_DIRECT in 1 MiB blocks: the whole file once per line on stdin
+/// (answering `done`), or without end when `forever`.
+fn reader(path: &Path, forever: bool) -> Killed {
+    let script = r#"
+import mmap, os, sys
+path, forever = sys.argv[1], sys.argv[2] == "1"
+buf = mmap.mmap(-1, 1 << 20)
+def once():
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    try:
+        while os.readv(fd, [buf]) > 0:
+            pass
+    finally:
+        os.close(fd)
+print("ready", flush=True)
+if forever:
+    while True:
+        once()
+for line in sys.stdin:
+    once()
+    print("done", flush=True)
+"#;
+    let child = Command::new("python3")
+        .args([
+            "-c",
+            script,
+            &path.to_string_lossy(),
+            if forever { "1" } else { "0" },
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    Killed(child)
+}
+
+fn wait_line(child: &mut Killed, want: &str) {
+    let out = child.0.stdout.as_mut().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(out).read_line(&mut line).expect("read");
+    assert_eq!(line.trim(), want);
+}
+
+fn sleeper() -> Killed {
+    Killed(Command::new("sleep").arg("600").spawn().expect("sleep"))
+}
+
+fn gpu(index: u32, pid: u32, mib: u64) -> Gpu {
+    let mut g = Gpu::unread(index, Some(format!("GPU-{index}")), None, GpuState::Ok);
+    g.processes = Some(vec![GpuProcess {
+        pid,
+        presence: Presence::Visible,
+        name: None,
+        user: Some("root".into()),
+        used_bytes: Some(Bytes(mib * MIB)),
+    }]);
+    g
+}
+
+/// The reader's job gets the bytes it read, within 5%, and the quiet job in another cgroup gets
+/// none; each is named by its cgroup and carries the pressure of its v2 cgroup.
+#[test]
+fn each_job_gets_its_own_reads() {
+    let _m = machine();
+    let Some((v2, v1)) = cgroup_roots() else {
+        return;
+    };
+    let tag = format!("vramio-test-{}", std::process::id());
+    let slurm = Cgroup::make(
+        &v2,
+        &format!("{tag}/system.slice/slurmstepd.scope/job_4412/step_0"),
+    );
+    let docker = Cgroup::make(&v1, &format!("{tag}/docker/{CONTAINER}"));
+
+    let file = data_file("jobs-reader.bin");
+    let mut read = reader(&file, false);
+    slurm.add(read.0.id());
+    wait_line(&mut read, "ready");
+    let quiet = sleeper();
+    docker.add(quiet.0.id());
+
+    let mut jobs = ProcJobs::system().with_period(Duration::ZERO);
+    let gpus = [gpu(0, read.0.id(), 30_000), gpu(1, quiet.0.id(), 2_000)];
+    let first = jobs.sample(&gpus);
+    assert_eq!(first.len(), 2, "{first:#?}");
+    let t0 = Instant::now();
+    writeln!(read.0.stdin.as_mut().expect("stdin"), "go").expect("go");
+    wait_line(&mut read, "done");
+    std::thread::sleep(Duration::from_millis(500));
+    let t1 = Instant::now();
+    let found = jobs.sample(&gpus);
+
+    let reader_job = found
+        .iter()
+        .find(|j| j.kind == JobKind::Slurm)
+        .expect("the Slurm job");
+    assert_eq!(reader_job.id, "4412");
+    assert_eq!(reader_job.step.as_deref(), Some("0"));
+    assert_eq!(reader_job.gpu_pids, vec![read.0.id()]);
+    assert_eq!(reader_job.gpus[0].index, 0);
+    assert_eq!(
+        reader_job.gpus[0].memory_used_bytes,
+        Some(Bytes(30_000 * MIB))
+    );
+    let rate = reader_job
+        .io
+        .as_ref()
+        .and_then(|io| io.read_bytes_per_sec)
+        .expect("a read rate");
+    let bytes = rate.0 * (t1 - t0).as_secs_f64();
+    let want = (64 * MIB) as f64;
+    assert!(
+        (bytes - want).abs() <= want * 0.05,
+        "the job read {bytes:.0} B by its rate, the reader read {want} B"
+    );
+    if Path::new("/proc/pressure/io").exists() {
+        assert!(
+            reader_job.psi_io.is_some(),
+            "the job's v2 cgroup has io.pressure"
+        );
+    }
+
+    let quiet_job = found
+        .iter()
+        .find(|j| j.kind == JobKind::Container)
+        .expect("the container");
+    assert_eq!(quiet_job.id, CONTAINER);
+    assert_eq!(quiet_job.gpus[0].index, 1);
+    let quiet_rate = quiet_job.io.as_ref().and_then(|io| io.read_bytes_per_sec);
+    assert_eq!(
+        quiet_rate.map(|r| r.0),
+        Some(0.0),
+        "the quiet job is not blamed"
+    );
+    assert_eq!(
+        quiet_job.psi_io, None,
+        "found on a v1 line: no v2 cgroup of its own"
+    );
+    // Biggest GPU memory first.
+    assert_eq!(found[0].kind, JobKind::Slurm);
+}
+
+/// A launcher in a real process tree: `trainer` (a copy of sh under another name) starts the GPU
+/// process, which starts two workers; the job is `trainer`'s, with three other processes.
+#[test]
+fn a_process_tree_with_workers_is_one_job() {
+    let _m = machine();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("jobs-tree-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    for name in ["trainer", "gpuproc"] {
+        std::fs::copy("/bin/sh", dir.join(name)).expect("copy sh");
+    }
+    let gpuproc = format!(
+        "{} -c 'sleep 600 & sleep 600 & wait'",
+        dir.join("gpuproc").display()
+    );
+    // sh (a launcher) -> trainer -> gpuproc -> 2 x sleep
+    let tree = Killed(
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "{} -c \"{gpuproc} & wait\" & wait",
+                dir.join("trainer").display()
+            ))
+            .process_group(0)
+            .spawn()
+            .expect("sh"),
+    );
+    let pgid = tree.0.id();
+    let (trainer, gpu_pid) = wait_for_tree(tree.0.id());
+    let mut jobs = ProcJobs::system().with_period(Duration::ZERO);
+    let found = jobs.sample(&[gpu(0, gpu_pid, 1_000)]);
+    let _ = rustix::process::kill_process_group(
+        rustix::process::Pid::from_raw(pgid as i32).expect("pid"),
+        rustix::process::Signal::KILL,
+    );
+    drop(tree);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let job = &found[0];
+    assert_eq!(
+        (job.kind, job.id.clone()),
+        (JobKind::Process, trainer.to_string())
+    );
+    assert_eq!(
+        job.name.as_deref().map(|n| n.split(' ').next()),
+        Some(Some("trainer"))
+    );
+    assert_eq!(job.workers, Some(3), "trainer and the two sleeps");
+    assert!(job.rss_bytes.is_some_and(|b| b.0 > 0));
+}
+
+/// The trainer and gpuproc pids under `sh`, once both workers run.
+fn wait_for_tree(sh: u32) -> (u32, u32) {
+    let children = |pid: u32| -> Vec<u32> {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let [trainer] = children(sh)[..]
+            && let [gpuproc] = children(trainer)[..]
+            && children(gpuproc).len() == 2
+        {
+            return (trainer, gpuproc);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("the process tree did not start");
+}
+
+/// `vramio check --json` end to end: the real binary on the fake NVML, a reader in a Slurm job
+/// on GPU 0 and a quiet container on GPU 1. The report names both jobs with their GPUs and the
+/// reader's bytes; the text report lists them; `environ` is never opened (strace).
+#[test]
+fn check_reports_the_jobs() {
+    let _m = machine();
+    let Some((v2, v1)) = cgroup_roots() else {
+        return;
+    };
+    let tag = format!("vramio-check-{}", std::process::id());
+    let slurm = Cgroup::make(
+        &v2,
+        &format!("{tag}/system.slice/slurmstepd.scope/job_77/step_batch"),
+    );
+    let docker = Cgroup::make(&v1, &format!("{tag}/docker/{CONTAINER}"));
+    let file = data_file("jobs-check.bin");
+    let mut read = reader(&file, true);
+    slurm.add(read.0.id());
+    wait_line(&mut read, "ready");
+    let quiet = sleeper();
+    docker.add(quiet.0.id());
+
+    let device = |i: u32, pid: u32, mib: u64| {
+        format!(
+            r#"{{"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-c0ffee00-0000-0000-0000-00000000000{i}",
+              "memory_total_mib": 81559, "repeat": false, "lost_at_s": null, "slow_ms": 0,
+              "timeline": [{{"at_s": 0, "memory_used_mib": {mib}, "util_gpu": 30, "util_mem": 10,
+                             "temperature_c": 60, "power_w": 300,
+                             "processes": [{{"pid": {pid}, "used_mib": {mib}}}]}}]}}"#
+        )
+    };
+    let script = fake_nvml::write_script(&format!(
+        r#"{{"driver_version": "580.00", "devices": [{}, {}]}}"#,
+        device(0, read.0.id(), 40_000),
+        device(1, quiet.0.id(), 1_000)
+    ));
+    let trace = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("jobs-strace-{}", std::process::id()));
+    let run = |json: bool| {
+        let mut cmd = Command::new("strace");
+        cmd.args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
+            .arg(&trace)
+            .arg(env!("CARGO_BIN_EXE_vramio"))
+            .args([
+                "check",
+                "--window",
+                "4s",
+                "--interval",
+                "250ms",
+                "--nvml-lib",
+            ])
+            .arg(fake_nvml::fake_nvml_path())
+            .env("FAKE_NVML_SCRIPT", script.path());
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().expect("strace vramio check");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = run(true);
+    let opened = std::fs::read_to_string(&trace).expect("the trace");
+    let _ = std::fs::remove_file(&trace);
+    assert!(
+        opened.contains("/cgroup\""),
+        "the trace shows the cgroup reads:\n{opened}"
+    );
+    assert!(
+        !opened.contains("/environ"),
+        "vramio opened an environ file"
+    );
+
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let jobs = v["jobs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no jobs: {out}"));
+    assert_eq!(jobs.len(), 2, "{out}");
+    let reader_job = &jobs[0];
+    assert_eq!(reader_job["kind"], "slurm");
+    assert_eq!(reader_job["id"], "77");
+    assert_eq!(reader_job["step"], "batch");
+    assert_eq!(reader_job["gpus"][0]["index"], 0);
+    assert_eq!(reader_job["gpus"][0]["memory_used_bytes"], 40_000 * MIB);
+    assert_eq!(reader_job["io_counter"], "proc_io");
+    let read_rate = reader_job["read_bytes_per_sec"]
+        .as_f64()
+        .expect("a read rate");
+    assert!(
+        read_rate > 10.0 * MIB as f64,
+        "the reader's rate: {read_rate}"
+    );
+    let quiet_job = &jobs[1];
+    assert_eq!(quiet_job["kind"], "container");
+    assert_eq!(quiet_job["gpus"][0]["index"], 1);
+    assert_eq!(quiet_job["read_bytes_per_sec"].as_f64(), Some(0.0));
+
+    let text = run(false);
+    let _ = std::fs::remove_file(&trace);
+    assert!(text.contains("Jobs (biggest GPU memory first):"), "{text}");
+    assert!(text.contains("  slurm 77.batch (python3"), "{text}");
+    assert!(text.contains("/proc/<pid>/io"), "{text}");
+}
