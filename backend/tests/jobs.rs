@@ -12,11 +12,11 @@ mod fake_nvml;
 use serde_json::Value;
 use shared::{Bytes, Gpu, GpuProcess, GpuState, JobKind, Presence};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use std::os::unix::process::CommandExt;
 use vramio::collect::sources::jobs::{JobSource, ProcJobs, cgroup2_mount};
 
 const MIB: u64 = 1024 * 1024;

@@ -51,15 +51,17 @@ type Matcher = fn(&[&str]) -> Option<(Identity, usize)>;
 /// The job `text` (a whole `/proc/<pid>/cgroup`) names, if any. Malformed lines are skipped.
 pub fn identify(text: &str) -> Option<Identity> {
     // The v2 line first: on a hybrid host it is the hierarchy systemd and the runtimes manage.
-    let mut paths: Vec<(&str, bool)> = text
-        .lines()
-        .filter_map(|line| {
-            let mut parts = line.splitn(3, ':');
-            let (id, _controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-            path.starts_with('/').then_some((path, id == "0"))
-        })
+    // A file has one; should a hostile one have more, the first is the v2 path, as in `v2_path`.
+    let v1 = text.lines().filter_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (id, _controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        (id != "0" && path.starts_with('/')).then_some((path, false))
+    });
+    let paths: Vec<(&str, bool)> = v2_path(text)
+        .map(|p| (p, true))
+        .into_iter()
+        .chain(v1)
         .collect();
-    paths.sort_by_key(|(_, v2)| !v2);
     let matchers: [Matcher; 4] = [slurm, pod, container, unit];
     matchers.iter().find_map(|m| {
         paths.iter().find_map(|(path, v2)| {

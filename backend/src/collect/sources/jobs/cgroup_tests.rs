@@ -162,4 +162,11 @@ fn malformed_lines_are_skipped() {
     }
     assert_eq!(v2_path("1:cpu:/a\n0::/b/c\n"), Some("/b/c"));
     assert_eq!(v2_path("1:cpu:/a\n"), None);
+    // Hierarchy 0 with controllers is neither the v2 line nor a v1 one (v1 hierarchies count
+    // from 1): skipped (found by the proc_files fuzz target).
+    let odd = "0:memory:/system.slice/slurmstepd.scope/job_3/step_0\n0::/other\n";
+    assert_eq!(id(odd), None);
+    // Of two v2 lines the first is the path (found by the fuzz target too).
+    let two = "0::/\n0::/system.slice/slurmstepd.scope/job_4/step_0\n";
+    assert_eq!(id(two), None);
 }

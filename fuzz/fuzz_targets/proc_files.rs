@@ -1,0 +1,44 @@
+//! Fuzz target `proc_files`: the texts the jobs source reads from `/proc` and cgroupfs, which
+//! other users' processes shape (a cgroup path is any name its creator chose): a
+//! `/proc/<pid>/cgroup` through `cgroup::identify` and `cgroup::v2_path`, `/proc/self/mounts`
+//! through `parse_cgroup2_mount`, and a cgroup's `io.pressure` through `parse_psi`. None may
+//! panic, and what `identify` finds keeps each kind's shape: a Slurm id of digits (and `_`), a
+//! container of 64 hex digits, a pod UID of 36, and a v2 folder that leads the process's v2 path.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use shared::JobKind;
+use vramio::collect::sources::jobs::cgroup::{identify, v2_path};
+use vramio::collect::sources::jobs::parse_cgroup2_mount;
+use vramio::collect::sources::system::parse_psi;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = parse_cgroup2_mount(text);
+    let _ = parse_psi(text);
+    let path = v2_path(text);
+    let Some(found) = identify(text) else {
+        return;
+    };
+    assert!(!found.id.is_empty(), "{found:?}");
+    match found.kind {
+        JobKind::Slurm => assert!(
+            found.id.bytes().all(|b| b.is_ascii_digit() || b == b'_'),
+            "{found:?}"
+        ),
+        JobKind::Container => {
+            assert!(found.id.len() == 64 && found.id.bytes().all(|b| b.is_ascii_hexdigit()))
+        }
+        JobKind::Pod => assert_eq!(found.id.len(), 36, "{found:?}"),
+        JobKind::Unit => assert!(found.id.ends_with(".service"), "{found:?}"),
+        JobKind::Process => panic!("a cgroup never names a process-tree job"),
+    }
+    if let Some(dir) = &found.v2_dir {
+        let path = path.expect("a v2 folder comes from the v2 line");
+        let normal: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        let dir_parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+        assert!(normal.starts_with(&dir_parts), "{dir} does not lead {path}");
+    }
+});
