@@ -11,6 +11,7 @@
 //! are up, and every host's series carry a `host` label.
 
 mod families;
+pub mod jobs;
 mod merge;
 mod verdict;
 
@@ -181,7 +182,7 @@ impl Scrape {
     }
 
     /// Hosts that are up, with their frame.
-    fn up_hosts(&self) -> impl Iterator<Item = (&HostData, &Frame)> {
+    pub(super) fn up_hosts(&self) -> impl Iterator<Item = (&HostData, &Frame)> {
         self.hosts
             .iter()
             .filter_map(|h| h.frame.as_deref().map(|f| (h, f)))
@@ -199,6 +200,7 @@ impl Collector for Scrape {
     fn encode(&self, encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let mut out = families::Out::new(encoder);
         families::encode(self, &mut out)?;
+        jobs::encode(self, &mut out)?;
         verdict::encode(self, &mut out)
     }
 }

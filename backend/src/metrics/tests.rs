@@ -237,3 +237,44 @@ fn many_hosts_rendered_in_parallel_give_the_same_bytes_as_one_pass() {
     assert_eq!(samples(&parallel, "vramio_viewers"), ["vramio_viewers 3.0"]);
     assert_eq!(samples(&parallel, "vramio_host_up").len(), 40);
 }
+
+#[test]
+fn job_series_are_capped_per_host_and_hide_users_unless_shown() {
+    let (mut frame, diagnosis) = golden();
+    let job = frame.jobs[0].clone();
+    frame.jobs = (0..70)
+        .map(|i| {
+            let mut j = job.clone();
+            j.id = format!("{}", 5000 + i);
+            j
+        })
+        .collect();
+    let scrape = |show_users: bool| Scrape {
+        options: Options {
+            show_users,
+            ..Options::default()
+        },
+        hosts: vec![HostData::up(
+            "gpu-node-7",
+            frame.clone(),
+            Some(diagnosis.clone()),
+        )],
+        viewers: None,
+    };
+    let text = scrape(true).render().expect("encodes");
+    let info = samples(&text, "vramio_job_info");
+    assert_eq!(info.len(), jobs::MAX_JOBS);
+    assert!(info[0].contains("job=\"5000\""), "{}", info[0]);
+    assert!(info[0].contains("user=\"alice\""), "{}", info[0]);
+    assert_eq!(
+        samples(&text, "vramio_job_gpu_memory_used_bytes").len(),
+        jobs::MAX_JOBS
+    );
+    let unlisted = samples(&text, "vramio_jobs_unlisted");
+    assert_eq!(unlisted.iter().map(|l| value(l)).collect::<Vec<_>>(), [6.0]);
+    let hidden = scrape(false).render().expect("encodes");
+    assert!(
+        !hidden.contains("alice"),
+        "no user anywhere when users are hidden"
+    );
+}

@@ -1,0 +1,106 @@
+//! The `vramio_job_*` families of `/metrics` (docs/jobs.md#metrics): each host's jobs from its
+//! newest frame, at most [`MAX_JOBS`] per host, biggest GPU memory first (the frame's order), so
+//! a node with hundreds of short jobs cannot grow a scrape without bound. A job is labelled by
+//! `kind` and `job` (its id); its command and user are on `vramio_job_info` only (the user only
+//! where users are shown).
+
+use super::families::{Labels, Out};
+use super::{HostData, Scrape};
+use shared::Job;
+use std::borrow::Cow;
+use std::fmt;
+
+/// Jobs per host with series; the rest are counted in `vramio_jobs_unlisted`.
+pub const MAX_JOBS: usize = 64;
+
+impl Scrape {
+    fn jobs(&self) -> impl Iterator<Item = (&HostData, &Job)> {
+        self.up_hosts()
+            .flat_map(|(h, f)| f.jobs.iter().take(MAX_JOBS).map(move |j| (h, j)))
+    }
+
+    fn job_labels<'a>(&self, host: &'a HostData, job: &'a Job) -> Labels<'a> {
+        let mut labels = self.base(host);
+        labels.push(("kind", Cow::Borrowed(job.kind.id())));
+        labels.push(("job", Cow::Borrowed(job.id.as_str())));
+        labels
+    }
+}
+
+pub(super) fn encode(s: &Scrape, out: &mut Out) -> fmt::Result {
+    out.gauge(
+        "vramio_jobs_unlisted",
+        "Jobs on the host beyond the 64 with series (the smallest by GPU memory).",
+        s.up_hosts().map(|(h, f)| {
+            let beyond = f.jobs.len().saturating_sub(MAX_JOBS);
+            (s.base(h), beyond as f64)
+        }),
+    )?;
+    out.gauge(
+        "vramio_job_info",
+        "A job holding GPU memory (1): kind (slurm, pod, container, unit, process), job (its id), \
+         step, its command, and its user where users are shown.",
+        s.jobs().map(|(h, j)| {
+            let mut labels = s.job_labels(h, j);
+            labels.push(("step", Cow::Borrowed(j.step.as_deref().unwrap_or(""))));
+            labels.push(("name", Cow::Borrowed(j.name.as_deref().unwrap_or(""))));
+            if s.options.show_users {
+                labels.push(("user", Cow::Borrowed(j.user.as_deref().unwrap_or(""))));
+            }
+            (labels, 1.0)
+        }),
+    )?;
+    out.gauge(
+        "vramio_job_gpu_memory_used_bytes",
+        "GPU memory the job's processes hold on one GPU.",
+        s.jobs().flat_map(|(h, j)| {
+            j.gpus.iter().filter_map(move |g| {
+                let mut labels = s.job_labels(h, j);
+                labels.push(("gpu", Cow::Owned(g.index.to_string())));
+                labels.push(("uuid", Cow::Borrowed(g.uuid.as_deref().unwrap_or(""))));
+                Some((labels, g.memory_used_bytes?.0 as f64))
+            })
+        }),
+    )?;
+    let io = |pick: fn(&shared::JobIo) -> Option<f64>| {
+        s.jobs()
+            .filter_map(move |(h, j)| Some((s.job_labels(h, j), pick(j.io.as_ref()?)?)))
+    };
+    out.gauge(
+        "vramio_job_read_bytes_per_second",
+        "Bytes the job's processes read from block devices per second, over the last few seconds \
+         (/proc/<pid>/io read_bytes; network filesystems are not counted).",
+        io(|io| io.read_bytes_per_sec.map(|r| r.0)),
+    )?;
+    out.gauge(
+        "vramio_job_write_bytes_per_second",
+        "Bytes the job's processes wrote towards block devices per second (/proc/<pid>/io \
+         write_bytes, counted when the page cache is dirtied).",
+        io(|io| io.write_bytes_per_sec.map(|r| r.0)),
+    )?;
+    let each = |pick: fn(&Job) -> Option<f64>| {
+        s.jobs()
+            .filter_map(move |(h, j)| Some((s.job_labels(h, j), pick(j)?)))
+    };
+    out.gauge(
+        "vramio_job_cpu_cores",
+        "CPU the job's processes used, in cores, over the last few seconds.",
+        each(|j| j.cpu_pct.map(|p| p.0 / 100.0)),
+    )?;
+    out.gauge(
+        "vramio_job_resident_memory_bytes",
+        "Resident host memory of the job's processes.",
+        each(|j| j.rss_bytes.map(|b| b.0 as f64)),
+    )?;
+    out.gauge(
+        "vramio_job_processes",
+        "The job's processes: those holding GPU memory and the others below them.",
+        each(|j| Some((j.gpu_pids.len() as u64 + u64::from(j.workers?)) as f64)),
+    )?;
+    out.gauge(
+        "vramio_job_io_pressure_ratio",
+        "Share of time some task of the job's cgroup waited on I/O (cgroup v2 io.pressure some \
+         avg10, 0..1).",
+        each(|j| j.psi_io.map(|p| p.some_avg10.0 / 100.0)),
+    )
+}
