@@ -107,6 +107,7 @@ fn Detail(route: ReadSignal<crate::route::Route>, now: ReadSignal<f64>) -> impl 
             when=has_data
             fallback=|| view! { <p class="waiting">"Waiting for the first frame…"</p> }
         >
+            <crate::views::jobs::JobsSection />
             <GpuSection />
             <TreeSection />
             <SuggestionsSection />

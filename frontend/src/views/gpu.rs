@@ -195,9 +195,20 @@ fn GpuCard(index: u32) -> impl IntoView {
     }
 }
 
+/// Each GPU process's job (`slurm 4412`), by pid, from the frame's jobs.
+pub fn job_of(jobs: &[shared::Job], pid: u32) -> Option<String> {
+    jobs.iter()
+        .find(|j| j.gpu_pids.contains(&pid))
+        .map(|j| format!("{} {}", j.kind.id(), j.id))
+}
+
 #[component]
 fn Processes(gpu: Memo<Option<Gpu>>) -> impl IntoView {
+    let store = use_store();
     move || {
+        let jobs = store
+            .latest
+            .with(|f| f.as_ref().map(|f| f.jobs.clone()).unwrap_or_default());
         gpu.with(|g| match g.as_ref().and_then(|g| g.processes.as_deref()) {
             None => view! { <p class="empty">"Process list unavailable."</p> }.into_any(),
             Some([]) => view! { <p class="empty">"No processes."</p> }.into_any(),
@@ -208,6 +219,7 @@ fn Processes(gpu: Memo<Option<Gpu>>) -> impl IntoView {
                         let orphan = p.presence == Presence::Exited;
                         let hidden = p.presence == Presence::NotVisible;
                         let label = process_label(&p);
+                        let job = job_of(&jobs, p.pid).unwrap_or_else(|| DASH.to_owned());
                         view! {
                             <tr
                                 data-testid="gpu-proc"
@@ -218,6 +230,7 @@ fn Processes(gpu: Memo<Option<Gpu>>) -> impl IntoView {
                                 <td class="num">{p.pid}</td>
                                 <td>{label}</td>
                                 <td>{p.user.unwrap_or_else(|| DASH.to_owned())}</td>
+                                <td data-testid="gpu-proc-job">{job}</td>
                                 <td class="num">{opt_bytes(p.used_bytes)}</td>
                             </tr>
                         }
@@ -231,6 +244,7 @@ fn Processes(gpu: Memo<Option<Gpu>>) -> impl IntoView {
                                     <th class="num">"PID"</th>
                                     <th>"Process"</th>
                                     <th>"User"</th>
+                                    <th>"Job"</th>
                                     <th class="num">"Memory"</th>
                                 </tr>
                             </thead>

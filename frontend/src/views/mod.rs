@@ -10,6 +10,7 @@ pub mod evidence;
 pub mod gpu;
 pub mod host;
 pub mod hub;
+pub mod jobs;
 pub mod overview;
 pub mod projection;
 pub mod replay;
