@@ -1,4 +1,4 @@
-//! The `vramio_job_*` families of `/metrics` (docs/jobs.md#metrics): each host's jobs from its
+//! The `vramio_job_*` families of `/metrics` (docs/jobs.md#3-where-jobs-show): each host's jobs from its
 //! newest frame, at most [`MAX_JOBS`] per host, biggest GPU memory first (the frame's order), so
 //! a node with hundreds of short jobs cannot grow a scrape without bound. A job is labelled by
 //! `kind` and `job` (its id); its command and user are on `vramio_job_info` only (the user only

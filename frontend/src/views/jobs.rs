@@ -97,8 +97,8 @@ pub fn JobsSection() -> impl IntoView {
                                 <th>"GPUs"</th>
                                 <th class="num">"VRAM"</th>
                                 <th class="num">"GPU util"</th>
-                                <th class="num">"Read MiB/s"</th>
-                                <th class="num">"Write MiB/s"</th>
+                                <th class="num">"Read"</th>
+                                <th class="num">"Write"</th>
                             </tr>
                         </thead>
                         <tbody>{rows}</tbody>

@@ -1,5 +1,5 @@
 //! The `jobs` of `vramio check --json`: each job of the window's last frame in a flat shape for
-//! scripts (docs/jobs.md#check). A figure that could not be measured is absent, never 0.
+//! scripts (docs/jobs.md#3-where-jobs-show). A figure that could not be measured is absent, never 0.
 
 use serde::Serialize;
 use shared::{Frame, IoCounter, Job, JobKind};

@@ -7,6 +7,7 @@ pub mod text;
 
 use crate::collect::sampler::{Sampler, SamplerConfig};
 use crate::collect::sources::Sources;
+use crate::collect::sources::jobs::{JOB_PERIOD, ProcJobs};
 use crate::collect::ticker::{Stop, Ticker};
 use crate::ndjson;
 use serde::Serialize;
@@ -200,8 +201,12 @@ fn from_file(path: &Path) -> Result<(Vec<Frame>, Vec<String>), String> {
 }
 
 fn live(opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String>), String> {
+    let mut sources = Sources::system_default(opts.nvml_lib.clone());
+    // A one-shot window: the jobs' processes are measured twice within it (at least), so their
+    // rates are known by its end, where `serve` measures them every JOB_PERIOD for its cost.
+    sources.jobs = Box::new(ProcJobs::system().with_period((opts.window / 2).min(JOB_PERIOD)));
     let mut sampler = Sampler::new(
-        Sources::system_default(opts.nvml_lib.clone()),
+        sources,
         SamplerConfig {
             host: opts.host.clone(),
             interval: opts.interval,

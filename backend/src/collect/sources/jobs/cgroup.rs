@@ -1,4 +1,4 @@
-//! Which job a process belongs to, from the text of its `/proc/<pid>/cgroup` (docs/jobs.md#1).
+//! Which job a process belongs to, from the text of its `/proc/<pid>/cgroup` (docs/jobs.md#1-what-a-job-is).
 //!
 //! Each line is `hierarchy-ID:controller-list:path`: `0::/path` for the cgroup v2 hierarchy, one
 //! line per v1 hierarchy otherwise (a hybrid host has both). The paths are matched, in order of

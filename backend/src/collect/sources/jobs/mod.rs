@@ -7,7 +7,9 @@
 //! them (below the tree's top for a process-tree job): DataLoader workers, ranks under
 //! `torchrun`. Their CPU, resident memory and `/proc/<pid>/io` bytes are read every
 //! [`JOB_PERIOD`], or sooner when the GPU process lists change, and the rates are taken over
-//! that time. The GPU part of a job (memory per GPU, utilization when it is alone there) is
+//! that time. Which processes are below the GPU processes is looked up again only every
+//! [`MEMBERS_PERIOD`] (workers come and go with the job, not every few seconds), or when the
+//! lists change. The GPU part of a job (memory per GPU, utilization when it is alone there) is
 //! rebuilt every tick from the frame's GPUs, so it never lags the GPU cards.
 
 pub mod cgroup;
@@ -26,7 +28,9 @@ use std::time::{Duration, Instant};
 /// How often the jobs' processes are found and their counters read, unless the GPU process lists
 /// change sooner. A job's I/O rate over a few seconds serves the diagnosis as well as a
 /// per-second one, at a third of the reads.
-pub const JOB_PERIOD: Duration = Duration::from_secs(3);
+pub const JOB_PERIOD: Duration = Duration::from_secs(5);
+/// How often a job's processes below its GPU processes are looked up again.
+pub const MEMBERS_PERIOD: Duration = Duration::from_secs(30);
 /// At most this many processes are followed per job (a fork bomb is not a job to list).
 pub const MAX_MEMBERS: usize = 4096;
 /// What a job whose I/O counters are all unreadable says instead of a figure.
@@ -67,6 +71,9 @@ struct Counters {
 /// Which GPU processes a measurement saw: another list means measuring again.
 type Signature = Vec<(u32, u32)>;
 
+/// A job's processes as last looked up, by its kind and id.
+type Members = HashMap<(JobKind, String), Vec<u32>>;
+
 /// Jobs from this host's `/proc` and cgroup v2 hierarchy.
 pub struct ProcJobs {
     proc_root: PathBuf,
@@ -74,6 +81,8 @@ pub struct ProcJobs {
     facts: HashMap<(u32, u64), Facts>,
     counters: HashMap<(u32, u64), Counters>,
     last: Option<(Instant, Signature, Vec<Measured>)>,
+    /// The processes of each job, and when they were looked up.
+    members: Option<(Instant, Members)>,
     /// [`JOB_PERIOD`], shorter in tests.
     period: Duration,
     ticks_per_sec: u64,
@@ -97,6 +106,7 @@ impl ProcJobs {
             facts: HashMap::new(),
             counters: HashMap::new(),
             last: None,
+            members: None,
             period: JOB_PERIOD,
             ticks_per_sec: procfs::ticks_per_second().max(1),
             page_size: procfs::page_size(),
@@ -110,8 +120,14 @@ impl ProcJobs {
     }
 
     /// Finds the jobs and reads their processes' counters.
-    fn measure(&mut self, gpus: &[Gpu]) -> Vec<Measured> {
+    fn measure(&mut self, gpus: &[Gpu], lists_changed: bool) -> Vec<Measured> {
         let now = Instant::now();
+        let known = self
+            .members
+            .take()
+            .filter(|(at, _)| !lists_changed && at.elapsed() < MEMBERS_PERIOD);
+        let looked_up = known.as_ref().map_or(now, |(at, _)| *at);
+        let mut members_now: Members = HashMap::new();
         let mut users: BTreeMap<u32, Option<String>> = BTreeMap::new();
         for p in gpus.iter().flat_map(|g| g.processes.iter().flatten()) {
             if p.presence == Presence::Visible {
@@ -151,7 +167,16 @@ impl ProcJobs {
         let mut seen_counters = HashSet::new();
         let mut measured = Vec::new();
         for ((kind, id), group) in groups {
-            let members = self.members(&group, &mut claimed);
+            let key = (kind, id);
+            let members = match known.as_ref().and_then(|(_, m)| m.get(&key)) {
+                Some(pids) => self.reopen(pids),
+                None => self.members(&group, &mut claimed),
+            };
+            members_now.insert(
+                key.clone(),
+                members.iter().map(|(pid, _, _)| *pid).collect(),
+            );
+            let (kind, id) = key;
             let mut totals = Totals::default();
             for (pid, proc, stat) in &members {
                 let key = (*pid, stat.start_ticks);
@@ -196,7 +221,20 @@ impl ProcJobs {
             });
         }
         self.counters.retain(|k, _| seen_counters.contains(k));
+        self.members = Some((looked_up, members_now));
         measured
+    }
+
+    /// The processes found at the last look-up that still run (a pid now another process's is
+    /// kept: its counters start afresh under its new start time).
+    fn reopen(&self, pids: &[u32]) -> Vec<(u32, Proc, Stat)> {
+        pids.iter()
+            .filter_map(|&pid| {
+                let proc = Proc::open(&self.proc_root, pid).ok()?;
+                let stat = proc.stat().ok()?;
+                Some((pid, proc, stat))
+            })
+            .collect()
     }
 
     /// The job of a GPU process: its cgroup's, or its process tree's.
@@ -215,18 +253,22 @@ impl ProcJobs {
                 name: tree::command_name(&proc.cmdline()),
             };
         }
-        let node = |s: &Stat| tree::Node {
-            ppid: s.ppid,
-            uid: s.uid,
-            comm: s.comm.clone(),
+        let node = |p: &Proc, s: &Stat| {
+            Some(tree::Node {
+                ppid: s.ppid,
+                uid: p.uid().ok()?,
+                comm: s.comm.clone(),
+            })
         };
         let root = &self.proc_root;
-        let top = tree::top(pid, &node(stat), |p| {
-            Proc::open(root, p)
-                .and_then(|q| q.stat())
-                .ok()
-                .map(|s| node(&s))
-        });
+        let top = match node(proc, stat) {
+            Some(first) => tree::top(pid, &first, |p| {
+                let q = Proc::open(root, p).ok()?;
+                let s = q.stat().ok()?;
+                node(&q, &s)
+            }),
+            None => pid,
+        };
         let name = Proc::open(root, top)
             .ok()
             .and_then(|p| tree::command_name(&p.cmdline()));
@@ -291,12 +333,14 @@ impl JobSource for ProcJobs {
             self.counters.clear();
             return Vec::new();
         }
-        let fresh = self
-            .last
-            .as_ref()
-            .is_some_and(|(at, s, _)| at.elapsed() < self.period && *s == signature);
+        let same_lists = self.last.as_ref().is_some_and(|(_, s, _)| *s == signature);
+        let fresh = same_lists
+            && self
+                .last
+                .as_ref()
+                .is_some_and(|(at, _, _)| at.elapsed() < self.period);
         if !fresh {
-            let measured = self.measure(gpus);
+            let measured = self.measure(gpus, !same_lists);
             self.last = Some((Instant::now(), signature, measured));
         }
         let measured = self.last.as_ref().map_or(&[][..], |(_, _, m)| m);

@@ -10,7 +10,6 @@ use std::path::Path;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stat {
     pub ppid: u32,
-    pub uid: u32,
     pub comm: String,
     /// Clock ticks after boot: with the pid, the key that a reused pid never shares.
     pub start_ticks: u64,
@@ -55,15 +54,18 @@ impl Proc {
 
     pub fn stat(&self) -> Result<Stat, Unread> {
         let s = self.0.stat().map_err(|e| unread(&e))?;
-        let uid = self.0.uid().map_err(|e| unread(&e))?;
         Ok(Stat {
             ppid: u32::try_from(s.ppid).unwrap_or(0),
-            uid,
             comm: s.comm,
             start_ticks: s.starttime,
             cpu_ticks: s.utime.saturating_add(s.stime),
             rss_pages: s.rss,
         })
+    }
+
+    /// The owner (of the `/proc/<pid>` directory: the effective uid).
+    pub fn uid(&self) -> Result<u32, Unread> {
+        self.0.uid().map_err(|e| unread(&e))
     }
 
     /// `/proc/<pid>/cgroup` as text, for [`super::cgroup::identify`].

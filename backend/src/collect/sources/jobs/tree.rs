@@ -1,5 +1,5 @@
 //! The job of a process that no cgroup names: the topmost ancestor of the same user below a shell,
-//! a terminal multiplexer, sshd, a container shim or init (docs/jobs.md#1). `torchrun` above its
+//! a terminal multiplexer, sshd, a container shim or init (docs/jobs.md#1-what-a-job-is). `torchrun` above its
 //! ranks, or `python train.py` above its DataLoader workers, is the job; the `bash` it was typed
 //! into is not. Pure: the reader hands it a lookup of each pid's parent, owner and `comm`.
 
