@@ -35,6 +35,10 @@ fuzz_target!(|data: &[u8]| {
         JobKind::Unit => assert!(found.id.ends_with(".service"), "{found:?}"),
         JobKind::Process => panic!("a cgroup never names a process-tree job"),
     }
+    assert!(
+        !found.dir.split('/').any(|p| p == "." || p == ".."),
+        "{found:?}"
+    );
     if let Some(dir) = &found.v2_dir {
         let path = path.expect("a v2 folder comes from the v2 line");
         let normal: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();

@@ -52,7 +52,8 @@ pub struct Job {
     /// A Slurm step, or the container of a pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
-    /// What a person recognises it by: the command of the top process (`python train.py`).
+    /// What a person recognises it by: the `comm` of its top process (`python3`, `torchrun`),
+    /// never the command line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The owner's login name (or uid) of its GPU processes; absent when unknown or hidden.
@@ -145,6 +146,15 @@ pub struct JobPsi {
 impl Job {
     /// How a person names the job: `slurm 4412.0`, `pod 9f1c…`, `process 2211 (python train.py)`.
     pub fn label(&self) -> String {
+        let mut s = self.id_label();
+        if let Some(name) = &self.name {
+            s.push_str(&format!(" ({name})"));
+        }
+        s
+    }
+
+    /// The kind, id and step alone: `slurm 4412.0`, `container 0123456789ab`.
+    pub fn id_label(&self) -> String {
         let mut s = format!("{} {}", self.kind.id(), short_id(self.kind, &self.id));
         if let Some(step) = &self.step {
             s.push_str(match self.kind {
@@ -152,9 +162,6 @@ impl Job {
                 _ => "/",
             });
             s.push_str(short_id(JobKind::Container, step));
-        }
-        if let Some(name) = &self.name {
-            s.push_str(&format!(" ({name})"));
         }
         s
     }

@@ -34,7 +34,8 @@ impl Entry {
             .gpus
             .iter()
             .flat_map(|g| g.processes.iter().flatten())
-            .any(|p| p.user.is_some());
+            .any(|p| p.user.is_some())
+            || frame.jobs.iter().any(|j| j.user.is_some());
         Entry {
             seq,
             t_ms: frame.t_ms,

@@ -235,3 +235,19 @@ fn a_peer_that_jumped_starts_the_hosts_history_over() {
     assert_eq!(held, vec![10_000], "only the new history");
     assert!(hub.reset_floor() > 5);
 }
+
+#[test]
+fn a_frame_whose_only_user_is_a_jobs_is_stripped_for_viewers() {
+    let mut frame = Frame::empty("h", 1, 1_764_500_000_000, 1000);
+    let fixture = include_str!("../../../tests/fixtures/protocol/server-frame.json");
+    let msg: serde_json::Value = serde_json::from_str(fixture).expect("fixture");
+    let full: Frame = serde_json::from_value(msg["frame"].clone()).expect("a frame");
+    frame.jobs = full.jobs;
+    assert!(frame.jobs.iter().any(|j| j.user.is_some()));
+    let h = hub(10, 10);
+    h.publish(frame).expect("publish");
+    let e = h.latest().expect("entry");
+    assert!(e.frame_json_for(true).contains("\"user\""));
+    assert!(!e.frame_json_for(false).contains("\"user\""));
+    assert!(!e.message_for(false).as_str().contains("\"user\""));
+}

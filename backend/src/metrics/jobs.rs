@@ -1,8 +1,9 @@
 //! The `vramio_job_*` families of `/metrics` (docs/jobs.md#3-where-jobs-show): each host's jobs from its
 //! newest frame, at most [`MAX_JOBS`] per host, biggest GPU memory first (the frame's order), so
 //! a node with hundreds of short jobs cannot grow a scrape without bound. A job is labelled by
-//! `kind` and `job` (its id); its command and user are on `vramio_job_info` only (the user only
-//! where users are shown).
+//! `kind` and `job_id` (not `job`, which Prometheus sets to the scrape job and would rename to
+//! `exported_job`); its name and user are on `vramio_job_info` only (the user only where users
+//! are shown).
 
 use super::families::{Labels, Out};
 use super::{HostData, Scrape};
@@ -22,7 +23,7 @@ impl Scrape {
     fn job_labels<'a>(&self, host: &'a HostData, job: &'a Job) -> Labels<'a> {
         let mut labels = self.base(host);
         labels.push(("kind", Cow::Borrowed(job.kind.id())));
-        labels.push(("job", Cow::Borrowed(job.id.as_str())));
+        labels.push(("job_id", Cow::Borrowed(job.id.as_str())));
         labels
     }
 }
@@ -38,8 +39,8 @@ pub(super) fn encode(s: &Scrape, out: &mut Out) -> fmt::Result {
     )?;
     out.gauge(
         "vramio_job_info",
-        "A job holding GPU memory (1): kind (slurm, pod, container, unit, process), job (its id), \
-         step, its command, and its user where users are shown.",
+        "A job holding GPU memory (1): kind (slurm, pod, container, unit, process), job_id, step, \
+         name (the comm of its top process), and its user where users are shown.",
         s.jobs().map(|(h, j)| {
             let mut labels = s.job_labels(h, j);
             labels.push(("step", Cow::Borrowed(j.step.as_deref().unwrap_or(""))));

@@ -264,7 +264,7 @@ fn job_series_are_capped_per_host_and_hide_users_unless_shown() {
     let text = scrape(true).render().expect("encodes");
     let info = samples(&text, "vramio_job_info");
     assert_eq!(info.len(), jobs::MAX_JOBS);
-    assert!(info[0].contains("job=\"5000\""), "{}", info[0]);
+    assert!(info[0].contains("job_id=\"5000\""), "{}", info[0]);
     assert!(info[0].contains("user=\"alice\""), "{}", info[0]);
     assert_eq!(
         samples(&text, "vramio_job_gpu_memory_used_bytes").len(),

@@ -199,7 +199,7 @@ fn GpuCard(index: u32) -> impl IntoView {
 pub fn job_of(jobs: &[shared::Job], pid: u32) -> Option<String> {
     jobs.iter()
         .find(|j| j.gpu_pids.contains(&pid))
-        .map(|j| format!("{} {}", j.kind.id(), j.id))
+        .map(shared::Job::id_label)
 }
 
 #[component]

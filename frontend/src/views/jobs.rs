@@ -34,8 +34,8 @@ pub fn util(job: &Job) -> Option<Percent> {
     (!known.is_empty()).then(|| Percent(known.iter().sum::<f64>() / known.len() as f64))
 }
 
-/// What a missing figure of the table means, for its hover text.
-const SHARED_GPU: &str = "Shared GPU: NVML's utilization is the device's, not this job's";
+/// What a missing utilization means, for its hover text.
+const NOT_THE_JOBS: &str = "Unknown for this job: a GPU it shares with other processes (NVML's figure is the device's), or no figure from NVML";
 
 #[component]
 pub fn JobsSection() -> impl IntoView {
@@ -65,7 +65,7 @@ pub fn JobsSection() -> impl IntoView {
                 };
                 let io = job.io.as_ref();
                 let io_title = job.io_absent.clone().or_else(|| io.map(|io| io.counter.note().to_owned()));
-                let util_title = util(&job).is_none().then_some(SHARED_GPU);
+                let util_title = util(&job).is_none().then_some(NOT_THE_JOBS);
                 let detail = is_open.then(|| view! { <JobDetail job=job.clone() /> });
                 view! {
                     <tr data-testid="job-row" data-job=key.clone() class:open=is_open>
@@ -117,7 +117,7 @@ fn JobDetail(job: Job) -> impl IntoView {
         .iter()
         .map(|g| {
             let util = g.utilization_pct.map_or_else(
-                || format!("util {DASH} (shared GPU)"),
+                || format!("util {DASH} (not this job's alone)"),
                 |p| format!("util {}", opt_pct(Some(p))),
             );
             format!(
@@ -131,9 +131,14 @@ fn JobDetail(job: Job) -> impl IntoView {
         .collect_view();
     let io = match (&job.io, &job.io_absent) {
         (Some(io), _) => format!(
-            "read {} MiB/s, write {} MiB/s: {}",
+            "read {}, write {}{}: {}",
             opt_mib_s(io.read_bytes_per_sec),
             opt_mib_s(io.write_bytes_per_sec),
+            if io.unreadable > 0 {
+                format!(" ({} processes unreadable, not counted)", io.unreadable)
+            } else {
+                String::new()
+            },
             io.counter.note()
         ),
         (None, Some(why)) => format!("I/O unknown: {why}"),

@@ -26,6 +26,9 @@ pub struct JobReport<'a> {
     pub io_counter: Option<IoCounter>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io_absent: Option<&'a str>,
+    /// Processes whose counters could not be read: the rates leave them out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_unreadable: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workers: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,6 +70,7 @@ impl<'a> JobReport<'a> {
             write_bytes_per_sec: io.and_then(|io| io.write_bytes_per_sec).map(|r| r.0),
             io_counter: io.map(|io| io.counter),
             io_absent: job.io_absent.as_deref(),
+            io_unreadable: io.map(|io| io.unreadable).filter(|n| *n > 0),
             workers: job.workers,
             rss_bytes: job.rss_bytes.map(|b| b.0),
             cpu_pct: job.cpu_pct.map(|p| p.0),

@@ -4,17 +4,25 @@
 //! line per v1 hierarchy otherwise (a hybrid host has both). The paths are matched, in order of
 //! precedence, against the layouts that Slurm, the kubelet, container runtimes and systemd create:
 //!
-//! - Slurm: a `job_<id>` component below `slurm`, `slurm_<node>` or `[<node>_]slurmstepd.scope`,
-//!   with its `step_<name>` (`step_0`, `step_batch`, `step_extern` for ssh sessions adopted by
-//!   `pam_slurm_adopt`);
-//! - a Kubernetes pod: `pod<uid>` below `kubepods` (cgroupfs driver) or
-//!   `kubepods[-<qos>]-pod<uid>.slice` (systemd driver, with `_` for `-` in the uid), and the
-//!   container below it;
-//! - a container: `docker/<id>`, or a `docker-`, `libpod-`, `cri-containerd-` or `crio-` scope;
+//! - Slurm: `job_<id>` (after `uid_<n>` on v1) directly below a top-level `slurm` or
+//!   `slurm_<node>`, or below `system.slice/[<node>_]slurmstepd.scope`, with its `step_<name>`
+//!   (`step_0`, `step_batch`, `step_extern` for ssh sessions adopted by `pam_slurm_adopt`);
+//! - a Kubernetes pod: `pod<uid>` below a top-level `kubepods` (cgroupfs driver) or
+//!   `kubepods[-<qos>]-pod<uid>.slice` below `kubepods.slice` (systemd driver, `_` for `-` in the
+//!   uid), and the container below it;
+//! - a container: a top-level `docker/<id>`, a `docker-`, `cri-containerd-` or `crio-` scope
+//!   directly in `system.slice`, a `libpod-` scope in `machine.slice` or in a user's own manager
+//!   (rootless Podman);
 //! - a systemd unit: the deepest `<name>.service` that is not a launcher (sshd, cron, the user
 //!   manager, ...), whose processes belong to many people's work.
 //!
-//! Pure: the reader in `super::procs` hands it the file's text. The `cgroup` fuzz target runs it.
+//! Only root (or systemd on root's behalf) makes the top-level folders and `system.slice`'s
+//! children, so a user cannot pass their processes off as a Slurm job, a pod or a system
+//! container from inside a cgroup they were delegated. Each identity also carries the folder that
+//! named it, and jobs are told apart by it, so a same-named job elsewhere is never merged in.
+//!
+//! Pure: the reader in `super::procs` hands it the file's text. The `proc_files` fuzz target runs
+//! it.
 
 use shared::JobKind;
 
@@ -24,6 +32,9 @@ pub struct Identity {
     pub kind: JobKind,
     pub id: String,
     pub step: Option<String>,
+    /// The folder that named the job (the path up to the job's component), on whichever
+    /// hierarchy it was found.
+    pub dir: String,
     /// The job's own cgroup in the v2 hierarchy (the path up to the component that named the job),
     /// where its pressure files are; absent when the job was found on a v1 line only.
     pub v2_dir: Option<String>,
@@ -66,9 +77,15 @@ pub fn identify(text: &str) -> Option<Identity> {
     matchers.iter().find_map(|m| {
         paths.iter().find_map(|(path, v2)| {
             let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+            // `.` or `..` never name a real cgroup (the kernel writes `..` only for cgroups
+            // outside vramio's own cgroup namespace): such a path names no job.
+            if parts.iter().any(|p| *p == "." || *p == "..") {
+                return None;
+            }
             let (mut identity, depth) = m(&parts)?;
+            identity.dir = format!("/{}", parts[..depth].join("/"));
             if *v2 {
-                identity.v2_dir = Some(format!("/{}", parts[..depth].join("/")));
+                identity.v2_dir = Some(identity.dir.clone());
             }
             Some(identity)
         })
@@ -87,6 +104,7 @@ fn identity(kind: JobKind, id: &str, step: Option<String>) -> Identity {
         kind,
         id: id.to_owned(),
         step,
+        dir: String::new(),
         v2_dir: None,
     }
 }
@@ -94,18 +112,28 @@ fn identity(kind: JobKind, id: &str, step: Option<String>) -> Identity {
 /// Slurm's `job_<id>` below one of its roots; the depth ends at the job (its cgroup holds every
 /// step).
 fn slurm(parts: &[&str]) -> Option<(Identity, usize)> {
-    let root = parts.iter().position(|p| {
-        *p == "slurm"
-            || p.starts_with("slurm_")
-            || *p == "slurmstepd.scope"
-            || p.ends_with("_slurmstepd.scope")
-    })?;
-    let (at, id) = parts
-        .iter()
-        .enumerate()
-        .skip(root + 1)
-        .find_map(|(i, p)| Some((i, p.strip_prefix("job_")?)))
-        .filter(|(_, id)| is_slurm_id(id))?;
+    let first = *parts.first()?;
+    let root = if first == "slurm" || first.starts_with("slurm_") {
+        0
+    } else if first == "system.slice"
+        && parts
+            .get(1)
+            .is_some_and(|p| *p == "slurmstepd.scope" || p.ends_with("_slurmstepd.scope"))
+    {
+        1
+    } else {
+        return None;
+    };
+    // v1 puts the owner's uid between the root and the job.
+    let at = if parts.get(root + 1).is_some_and(|p| p.starts_with("uid_")) {
+        root + 2
+    } else {
+        root + 1
+    };
+    let id = parts
+        .get(at)?
+        .strip_prefix("job_")
+        .filter(|id| is_slurm_id(id))?;
     let step = parts
         .get(at + 1)
         .and_then(|p| p.strip_prefix("step_"))
@@ -123,8 +151,10 @@ fn is_slurm_id(id: &str) -> bool {
 
 /// A pod below `kubepods`, with the container below the pod.
 fn pod(parts: &[&str]) -> Option<(Identity, usize)> {
-    let root = parts.iter().position(|p| p.starts_with("kubepods"))?;
-    let (at, uid) = parts.iter().enumerate().skip(root).find_map(|(i, p)| {
+    if !parts.first()?.starts_with("kubepods") {
+        return None;
+    }
+    let (at, uid) = parts.iter().enumerate().find_map(|(i, p)| {
         // systemd driver: kubepods-burstable-pod<uid with _>.slice; cgroupfs: pod<uid>.
         let uid = match p.strip_suffix(".slice") {
             Some(slice) => slice.rsplit_once("-pod").map(|(_, uid)| uid)?,
@@ -158,15 +188,31 @@ fn is_container_id(id: &str) -> bool {
     id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// A runtime's scope anywhere in the path, or `docker/<id>` (cgroupfs driver).
+/// A runtime's scope where only the system (or, for rootless Podman, the user's own manager) makes
+/// it, or a top-level `docker/<id>` (cgroupfs driver).
 fn container(parts: &[&str]) -> Option<(Identity, usize)> {
-    parts.iter().enumerate().find_map(|(i, p)| {
-        if !(p.ends_with(".scope") || (i > 0 && parts[i - 1] == "docker")) {
-            return None;
-        }
-        let id = container_id(p)?;
-        Some((identity(JobKind::Container, &id, None), i + 1))
-    })
+    if parts.first() == Some(&"docker") {
+        let id = container_id(parts.get(1)?)?;
+        return Some((identity(JobKind::Container, &id, None), 2));
+    }
+    let system = matches!(parts.first(), Some(&"system.slice" | &"machine.slice"));
+    let (i, scope) = if system {
+        (1, *parts.get(1)?)
+    } else {
+        // Rootless Podman: user.slice/user-N.slice/user@N.service/.../libpod-<id>.scope.
+        let manager = parts.iter().position(|p| p.starts_with("user@"))?;
+        parts
+            .iter()
+            .enumerate()
+            .skip(manager + 1)
+            .find(|(_, p)| p.starts_with("libpod-"))
+            .map(|(i, p)| (i, *p))?
+    };
+    if !scope.ends_with(".scope") {
+        return None;
+    }
+    let id = container_id(scope)?;
+    Some((identity(JobKind::Container, &id, None), i + 1))
 }
 
 /// The deepest service that is not a launcher and not the user manager (`user@1000.service`).

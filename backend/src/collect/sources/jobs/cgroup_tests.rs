@@ -110,6 +110,7 @@ fn containers_of_each_runtime() {
         format!("0::/machine.slice/libpod-{CID}.scope/container\n"),
         format!("0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-{CID}.scope\n"),
         format!("0::/system.slice/cri-containerd-{CID}.scope\n"),
+        format!("0::/system.slice/crio-{CID}.scope\n"),
     ] {
         assert_eq!(
             id(&text).map(|i| (i.0, i.1)),
@@ -169,4 +170,43 @@ fn malformed_lines_are_skipped() {
     // Of two v2 lines the first is the path (found by the fuzz target too).
     let two = "0::/\n0::/system.slice/slurmstepd.scope/job_4/step_0\n";
     assert_eq!(id(two), None);
+}
+
+#[test]
+fn a_user_cannot_pass_off_a_cgroup_of_their_own_as_a_job() {
+    // What `systemd-run --user --scope --unit=...` or a delegated subtree can make.
+    let mine = "0::/user.slice/user-1000.slice/user@1000.service/app.slice";
+    for text in [
+        format!("{mine}/docker-{CID}.scope\n"),
+        format!("{mine}/slurmstepd.scope/job_4412/step_0\n"),
+        format!(
+            "{mine}/kubepods-burstable-pod{}.slice\n",
+            UID.replace('-', "_")
+        ),
+        "0::/system.slice/foo.service/slurmstepd.scope/job_4412/step_0\n".to_string(),
+        format!("0::/system.slice/foo.service/docker/{CID}\n"),
+        format!("0::/batch/kubepods/pod{UID}/{CID}\n"),
+    ] {
+        let found = id(&text);
+        assert!(
+            found.as_ref().is_none_or(|f| f.0 == JobKind::Unit),
+            "{text} gave {found:?}"
+        );
+    }
+    // A unit is told apart by its folder: a user's train.service is not the system's.
+    let user =
+        identify("0::/user.slice/user-1000.slice/user@1000.service/app.slice/train.service\n");
+    let system = identify("0::/system.slice/train.service\n");
+    let (user, system) = (user.expect("a unit"), system.expect("a unit"));
+    assert_eq!(user.id, system.id);
+    assert_ne!(user.dir, system.dir);
+}
+
+#[test]
+fn dot_components_name_no_job() {
+    assert_eq!(
+        id("0::/../../system.slice/slurmstepd.scope/job_1/step_0\n"),
+        None
+    );
+    assert_eq!(id("0::/system.slice/./train.service\n"), None);
 }

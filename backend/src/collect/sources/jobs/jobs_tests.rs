@@ -166,7 +166,11 @@ fn processes_without_a_cgroup_job_group_by_their_tree() {
     assert_eq!(found.len(), 1, "{found:#?}");
     let job = &found[0];
     assert_eq!((job.kind, job.id.as_str()), (JobKind::Process, "20"));
-    assert_eq!(job.name.as_deref(), Some("torchrun train.py"));
+    assert_eq!(
+        job.name.as_deref(),
+        Some("torchrun"),
+        "comm, never the command line"
+    );
     assert_eq!(job.gpu_pids, vec![21, 22]);
     assert_eq!(job.user.as_deref(), Some("ana"));
     assert_eq!(job.gpu_memory(), Some(Bytes(500)));

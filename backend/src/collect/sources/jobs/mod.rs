@@ -53,10 +53,14 @@ struct Measured {
 struct Facts {
     kind: JobKind,
     id: String,
+    /// What tells this job from a same-named one: the cgroup folder that named it, or the tree
+    /// top's start time.
+    place: String,
     step: Option<String>,
     v2_dir: Option<String>,
-    /// The pid the job's processes are found below (the tree's top, or the process itself).
-    root: u32,
+    /// The process the job's processes are found below (the tree's top, or the process itself),
+    /// by pid and start time: a top whose pid now names another process is not walked.
+    root: (u32, u64),
     name: Option<String>,
 }
 
@@ -71,13 +75,21 @@ struct Counters {
 /// Which GPU processes a measurement saw: another list means measuring again.
 type Signature = Vec<(u32, u32)>;
 
-/// A job's processes as last looked up, by its kind and id.
-type Members = HashMap<(JobKind, String), Vec<u32>>;
+/// A job: its kind, its id and what tells it from a same-named one ([`Facts::place`]).
+type JobKey = (JobKind, String, String);
+
+/// A job's processes as last looked up (pid and start time), and whether the look-up was whole.
+type Members = HashMap<JobKey, (Vec<(u32, u64)>, bool)>;
+
+/// A process of a job: its pid, open `/proc/<pid>` and `stat`.
+type Member = (u32, Proc, Stat);
 
 /// Jobs from this host's `/proc` and cgroup v2 hierarchy.
 pub struct ProcJobs {
     proc_root: PathBuf,
-    cgroup2: Option<PathBuf>,
+    /// Where the cgroup v2 hierarchy is mounted; looked up at the first measurement (on the
+    /// sampler's thread, not where the source is made).
+    cgroup2: Option<Option<PathBuf>>,
     facts: HashMap<(u32, u64), Facts>,
     counters: HashMap<(u32, u64), Counters>,
     last: Option<(Instant, Signature, Vec<Measured>)>,
@@ -90,19 +102,19 @@ pub struct ProcJobs {
 }
 
 impl ProcJobs {
-    /// This host's: `/proc`, and the cgroup v2 hierarchy wherever it is mounted.
+    /// This host's: `/proc`, and the cgroup v2 hierarchy wherever it is mounted (found at the
+    /// first measurement).
     pub fn system() -> Self {
-        Self::new(
-            PathBuf::from("/proc"),
-            cgroup2_mount(Path::new("/proc/self/mounts")),
-        )
+        let mut jobs = Self::new(PathBuf::from("/proc"), None);
+        jobs.cgroup2 = None;
+        jobs
     }
 
     /// The seam tests use: a `/proc` tree and a cgroup v2 mount point.
     pub fn new(proc_root: PathBuf, cgroup2: Option<PathBuf>) -> Self {
         ProcJobs {
             proc_root,
-            cgroup2,
+            cgroup2: Some(cgroup2),
             facts: HashMap::new(),
             counters: HashMap::new(),
             last: None,
@@ -122,11 +134,14 @@ impl ProcJobs {
     /// Finds the jobs and reads their processes' counters.
     fn measure(&mut self, gpus: &[Gpu], lists_changed: bool) -> Vec<Measured> {
         let now = Instant::now();
+        if self.cgroup2.is_none() {
+            self.cgroup2 = Some(cgroup2_mount(Path::new("/proc/self/mounts")));
+        }
         let known = self
             .members
             .take()
             .filter(|(at, _)| !lists_changed && at.elapsed() < MEMBERS_PERIOD);
-        let looked_up = known.as_ref().map_or(now, |(at, _)| *at);
+        let mut looked_up = known.as_ref().map_or(now, |(at, _)| *at);
         let mut members_now: Members = HashMap::new();
         let mut users: BTreeMap<u32, Option<String>> = BTreeMap::new();
         for p in gpus.iter().flat_map(|g| g.processes.iter().flatten()) {
@@ -134,7 +149,7 @@ impl ProcJobs {
                 users.entry(p.pid).or_insert_with(|| p.user.clone());
             }
         }
-        let mut groups: BTreeMap<(JobKind, String), Group> = BTreeMap::new();
+        let mut groups: BTreeMap<JobKey, Group> = BTreeMap::new();
         let mut seen_facts = HashSet::new();
         for (&pid, user) in &users {
             let Ok(proc) = Proc::open(&self.proc_root, pid) else {
@@ -152,31 +167,52 @@ impl ProcJobs {
                 }
             };
             let group = groups
-                .entry((facts.kind, facts.id.clone()))
+                .entry((facts.kind, facts.id.clone(), facts.place.clone()))
                 .or_insert_with(|| Group::new(&facts));
             group.gpu_pids.insert(pid);
             group.roots.insert(facts.root);
             group.steps.insert(facts.step.clone());
-            if group.user.is_none() {
-                group.user.clone_from(user);
+            match (&group.user, user) {
+                (_, None) => {}
+                (None, Some(u)) if group.gpu_pids.len() == 1 => group.user = Some(u.clone()),
+                (Some(have), Some(u)) if have == u => {}
+                // Several owners: no one of them is the job's.
+                _ => group.user = None,
             }
         }
         self.facts.retain(|k, _| seen_facts.contains(k));
 
-        let mut claimed = HashSet::new();
+        // Every job's GPU processes are its own: no other job's walk takes them.
+        let mut claimed: HashSet<u32> = groups
+            .values()
+            .flat_map(|g| g.gpu_pids.iter().copied())
+            .collect();
         let mut seen_counters = HashSet::new();
         let mut measured = Vec::new();
-        for ((kind, id), group) in groups {
-            let key = (kind, id);
-            let members = match known.as_ref().and_then(|(_, m)| m.get(&key)) {
-                Some(pids) => self.reopen(pids),
-                None => self.members(&group, &mut claimed),
+        for (key, group) in groups {
+            let cached = known
+                .as_ref()
+                .and_then(|(_, m)| m.get(&key))
+                .and_then(|(pids, whole)| Some((self.reopen(pids)?, *whole)));
+            let (members, whole) = match cached {
+                Some(found) => found,
+                None => {
+                    looked_up = now;
+                    self.members(&group, &mut claimed)
+                }
             };
+            claimed.extend(members.iter().map(|(pid, _, _)| *pid));
             members_now.insert(
                 key.clone(),
-                members.iter().map(|(pid, _, _)| *pid).collect(),
+                (
+                    members
+                        .iter()
+                        .map(|(pid, _, s)| (*pid, s.start_ticks))
+                        .collect(),
+                    whole,
+                ),
             );
-            let (kind, id) = key;
+            let (kind, id, _) = key;
             let mut totals = Totals::default();
             for (pid, proc, stat) in &members {
                 let key = (*pid, stat.start_ticks);
@@ -209,8 +245,10 @@ impl ProcJobs {
                     user: group.user.clone(),
                     gpus: Vec::new(),
                     gpu_pids: group.gpu_pids.iter().copied().collect(),
-                    workers: Some(u32::try_from(workers).unwrap_or(u32::MAX)),
-                    rss_bytes: Some(Bytes(totals.rss_pages.saturating_mul(self.page_size))),
+                    // Unknown when some process's children could not be read, or the cap hit.
+                    workers: whole.then(|| u32::try_from(workers).unwrap_or(u32::MAX)),
+                    rss_bytes: (!members.is_empty())
+                        .then(|| Bytes(totals.rss_pages.saturating_mul(self.page_size))),
                     cpu_pct: totals.cpu_pct(),
                     io,
                     io_absent,
@@ -225,32 +263,36 @@ impl ProcJobs {
         measured
     }
 
-    /// The processes found at the last look-up that still run (a pid now another process's is
-    /// kept: its counters start afresh under its new start time).
-    fn reopen(&self, pids: &[u32]) -> Vec<(u32, Proc, Stat)> {
+    /// The processes found at the last look-up, if every one still runs as the same process;
+    /// `None` (look them up again) when one has exited or its pid names another process, as
+    /// when a DataLoader's workers are re-created for an epoch.
+    fn reopen(&self, pids: &[(u32, u64)]) -> Option<Vec<Member>> {
         pids.iter()
-            .filter_map(|&pid| {
+            .map(|&(pid, start)| {
                 let proc = Proc::open(&self.proc_root, pid).ok()?;
-                let stat = proc.stat().ok()?;
+                let stat = proc.stat().ok().filter(|s| s.start_ticks == start)?;
                 Some((pid, proc, stat))
             })
             .collect()
     }
 
-    /// The job of a GPU process: its cgroup's, or its process tree's.
+    /// The job of a GPU process: its cgroup's, or its process tree's. Its name is `comm` (never
+    /// the command line, which may hold secrets and whose read can block on the process's
+    /// memory map).
     fn identify(&self, pid: u32, proc: &Proc, stat: &Stat) -> Facts {
         let found = proc
-            .cgroup_text(&self.proc_root, pid)
+            .cgroup_text()
             .ok()
             .and_then(|text| cgroup::identify(&text));
         if let Some(found) = found {
             return Facts {
                 kind: found.kind,
                 id: found.id,
+                place: found.dir,
                 step: found.step,
                 v2_dir: found.v2_dir,
-                root: pid,
-                name: tree::command_name(&proc.cmdline()),
+                root: (pid, stat.start_ticks),
+                name: tree::display_name(&stat.comm),
             };
         }
         let node = |p: &Proc, s: &Stat| {
@@ -261,49 +303,79 @@ impl ProcJobs {
             })
         };
         let root = &self.proc_root;
-        let top = match node(proc, stat) {
-            Some(first) => tree::top(pid, &first, |p| {
+        let mut top = (pid, stat.start_ticks, stat.comm.clone());
+        if let Some(first) = node(proc, stat) {
+            let mut seen = HashMap::new();
+            let top_pid = tree::top(pid, &first, |p| {
                 let q = Proc::open(root, p).ok()?;
                 let s = q.stat().ok()?;
-                node(&q, &s)
-            }),
-            None => pid,
-        };
-        let name = Proc::open(root, top)
-            .ok()
-            .and_then(|p| tree::command_name(&p.cmdline()));
+                let n = node(&q, &s);
+                seen.insert(p, (s.start_ticks, s.comm));
+                n
+            });
+            if let Some((start, comm)) = seen.remove(&top_pid) {
+                top = (top_pid, start, comm);
+            }
+        }
         Facts {
             kind: JobKind::Process,
-            id: top.to_string(),
+            id: top.0.to_string(),
+            place: format!("started at tick {}", top.1),
             step: None,
             v2_dir: None,
-            root: top,
-            name,
+            root: (top.0, top.1),
+            name: tree::display_name(&top.2),
         }
     }
 
-    /// The job's processes: its roots and everything below them that no earlier job claimed.
-    fn members(&self, group: &Group, claimed: &mut HashSet<u32>) -> Vec<(u32, Proc, Stat)> {
+    /// The job's processes: its roots and everything below them that no other job claimed, and
+    /// whether they are all there (every `children` read, and under [`MAX_MEMBERS`]).
+    fn members(&self, group: &Group, claimed: &mut HashSet<u32>) -> (Vec<Member>, bool) {
         let mut out = Vec::new();
-        let mut queue: Vec<u32> = group.roots.iter().chain(&group.gpu_pids).copied().collect();
-        while let Some(pid) = queue.pop() {
-            if out.len() >= MAX_MEMBERS || !claimed.insert(pid) {
+        let mut whole = true;
+        let mut queue: Vec<(u32, Option<u64>)> = group
+            .roots
+            .iter()
+            .map(|&(pid, start)| (pid, Some(start)))
+            .collect();
+        // A job's own GPU processes are claimed already; take them, and walk from them.
+        let mut own: HashSet<u32> = group.gpu_pids.iter().copied().collect();
+        queue.extend(group.gpu_pids.iter().map(|&pid| (pid, None)));
+        let mut visited = HashSet::new();
+        while let Some((pid, start)) = queue.pop() {
+            if !visited.insert(pid) {
                 continue;
+            }
+            let mine = own.remove(&pid) || (group.roots.iter().any(|r| r.0 == pid));
+            if !mine && !claimed.insert(pid) {
+                continue;
+            }
+            if out.len() >= MAX_MEMBERS {
+                whole = false;
+                break;
             }
             let Ok(proc) = Proc::open(&self.proc_root, pid) else {
                 continue;
             };
             let Ok(stat) = proc.stat() else { continue };
-            queue.extend(proc.children());
+            if start.is_some_and(|s| s != stat.start_ticks) {
+                // The top exited and its pid is another process now: not this job's.
+                continue;
+            }
+            match proc.children() {
+                Some(children) => queue.extend(children.into_iter().map(|c| (c, None))),
+                None => whole = false,
+            }
             out.push((pid, proc, stat));
         }
-        out
+        (out, whole)
     }
 
     /// One pressure file of the job's cgroup, where the kernel has it.
     fn psi(&self, v2_dir: Option<&str>, file: &str) -> Option<JobPsi> {
         let path = self
             .cgroup2
+            .as_ref()?
             .as_ref()?
             .join(v2_dir?.trim_start_matches('/'))
             .join(file);
@@ -351,7 +423,7 @@ impl JobSource for ProcJobs {
 /// What one job's GPU processes say about it before its processes are read.
 struct Group {
     gpu_pids: BTreeSet<u32>,
-    roots: BTreeSet<u32>,
+    roots: BTreeSet<(u32, u64)>,
     steps: BTreeSet<Option<String>>,
     user: Option<String>,
     name: Option<String>,

@@ -1,6 +1,7 @@
 //! One process as the jobs need it, read from `/proc/<pid>` through procfs: its parent, owner,
-//! `comm`, start time, CPU ticks, resident pages, children, command line and I/O counters. Never
-//! `/proc/<pid>/environ` (it holds other people's secrets).
+//! `comm`, start time, CPU ticks, resident pages, children, cgroup and I/O counters. Never
+//! `/proc/<pid>/environ` (it holds other people's secrets), nor `cmdline` (it may hold secrets
+//! too, and reading it takes the process's memory-map lock, which a process can hold).
 
 use procfs::ProcError;
 use procfs::process::Process;
@@ -68,19 +69,13 @@ impl Proc {
         self.0.uid().map_err(|e| unread(&e))
     }
 
-    /// `/proc/<pid>/cgroup` as text, for [`super::cgroup::identify`].
-    pub fn cgroup_text(&self, root: &Path, pid: u32) -> Result<String, Unread> {
-        std::fs::read_to_string(root.join(pid.to_string()).join("cgroup")).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::PermissionDenied {
-                Unread::Denied
-            } else {
-                Unread::Gone
-            }
-        })
-    }
-
-    pub fn cmdline(&self) -> Vec<String> {
-        self.0.cmdline().unwrap_or_default()
+    /// `/proc/<pid>/cgroup` as text, for [`super::cgroup::identify`], read through the open
+    /// `/proc/<pid>` (so it is this process's, even if its pid is reused meanwhile).
+    pub fn cgroup_text(&self) -> Result<String, Unread> {
+        let mut file = self.0.open_relative("cgroup").map_err(|e| unread(&e))?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).map_err(|_| Unread::Gone)?;
+        Ok(text)
     }
 
     pub fn io(&self) -> Result<IoBytes, Unread> {
@@ -93,18 +88,21 @@ impl Proc {
             .map_err(|e| unread(&e))
     }
 
-    /// The children of every thread (a worker may be forked from any of them).
-    pub fn children(&self) -> Vec<u32> {
+    /// The children of every thread (a worker may be forked from any of them); `None` when a
+    /// thread's list could not be read (then some children may be missing).
+    pub fn children(&self) -> Option<Vec<u32>> {
         let mut out = Vec::new();
-        if let Ok(tasks) = self.0.tasks() {
-            for task in tasks.flatten() {
-                if let Ok(children) = task.children() {
-                    out.extend(children);
-                }
+        for task in self.0.tasks().ok()? {
+            // A thread that exited meanwhile has no children to miss.
+            let Ok(task) = task else { continue };
+            match task.children() {
+                Ok(children) => out.extend(children),
+                Err(ProcError::NotFound(_)) => {}
+                Err(_) => return None,
             }
         }
         out.sort_unstable();
         out.dedup();
-        out
+        Some(out)
     }
 }

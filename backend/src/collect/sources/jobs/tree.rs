@@ -2,6 +2,7 @@
 //! a terminal multiplexer, sshd, a container shim or init (docs/jobs.md#1-what-a-job-is). `torchrun` above its
 //! ranks, or `python train.py` above its DataLoader workers, is the job; the `bash` it was typed
 //! into is not. Pure: the reader hands it a lookup of each pid's parent, owner and `comm`.
+//! A job is shown by its top's `comm` ([`display_name`]), never its command line.
 
 /// What the walk needs of one process.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,27 +77,16 @@ pub fn top(pid: u32, first: &Node, mut look: impl FnMut(u32) -> Option<Node>) ->
     at
 }
 
-/// A short command line for a person: the program's file name and its first argument that is not
-/// an option (`python train.py`, `torchrun train.py`), cut at 80 characters. `None` for an empty
-/// command line (a kernel thread, or one that exited).
-pub fn command_name(argv: &[String]) -> Option<String> {
-    let program = argv.first()?.rsplit('/').next()?;
-    if program.is_empty() {
-        return None;
-    }
-    let mut name = program.to_owned();
-    if let Some(arg) = argv
-        .iter()
-        .skip(1)
-        .find(|a| !a.starts_with('-') && !a.is_empty())
-    {
-        name.push(' ');
-        name.push_str(arg.rsplit('/').next().unwrap_or(arg));
-    }
-    if name.chars().count() > 80 {
-        name = name.chars().take(79).chain(['…']).collect();
-    }
-    Some(name)
+/// The name a job is shown by: its top's `comm` (at most 15 bytes, chosen by the process), with
+/// control and bidirectional-override characters replaced, so it cannot move a terminal's cursor
+/// or reorder a line. `None` for an empty one.
+pub fn display_name(comm: &str) -> Option<String> {
+    let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let name: String = comm
+        .chars()
+        .map(|c| if c.is_control() || bidi(c) { '?' } else { c })
+        .collect();
+    (!name.trim().is_empty()).then_some(name)
 }
 
 #[cfg(test)]
@@ -160,24 +150,11 @@ mod tests {
     }
 
     #[test]
-    fn command_names_are_short_and_readable() {
-        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            command_name(&argv(&[
-                "/usr/bin/python3",
-                "-u",
-                "/home/ana/train.py",
-                "--lr",
-                "3"
-            ])),
-            Some("python3 train.py".into())
-        );
-        assert_eq!(command_name(&argv(&["torchrun"])), Some("torchrun".into()));
-        assert_eq!(command_name(&[]), None);
-        assert_eq!(command_name(&argv(&[""])), None);
-        let long = "x".repeat(200);
-        let name = command_name(&argv(&["p", &long])).expect("named");
-        assert_eq!(name.chars().count(), 80);
-        assert!(name.ends_with('…'));
+    fn names_cannot_steer_a_terminal() {
+        assert_eq!(display_name("python3"), Some("python3".into()));
+        assert_eq!(display_name("a\x1b[2Jb\n"), Some("a?[2Jb?".into()));
+        assert_eq!(display_name("x\u{202e}y"), Some("x?y".into()));
+        assert_eq!(display_name(""), None);
+        assert_eq!(display_name("  "), None);
     }
 }
