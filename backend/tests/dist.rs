@@ -16,6 +16,7 @@ mod vramio_bin;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 use vramio_bin::{Server, TempDir, http, one_gpu_script};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -187,6 +188,25 @@ fn serve(
     (server, rt, script)
 }
 
+/// Waits for `/api/health` to say 200. Until the first frame it is 503 with no `last_seq` (a
+/// readiness probe's answer); under qemu on a busy machine that first frame can take seconds.
+async fn healthy(authority: &str, headers: &[(&str, &str)]) {
+    vramio_bin::wait_for(Duration::from_secs(30), "/api/health 200", || async {
+        let health = http(authority, "GET", "/api/health", headers, "").await;
+        if health.status == 200 {
+            return Some(());
+        }
+        assert_eq!(health.status, 503, "{}", health.text());
+        assert!(
+            health.text().contains("\"last_seq\":null"),
+            "503 only before the first frame: {}",
+            health.text()
+        );
+        None
+    })
+    .await;
+}
+
 fn qemu(bin: &Path) -> Command {
     let mut c = Command::new("qemu-aarch64");
     c.arg("-L").arg(ARM_SYSROOT).arg(bin);
@@ -314,8 +334,7 @@ fn the_x86_64_binary_serves_the_page_with_its_gpu() {
             "brotli is embedded"
         );
 
-        let health = http(server.authority(), "GET", "/api/health", &headers, "").await;
-        assert_eq!(health.status, 200, "{}", health.text());
+        healthy(server.authority(), &headers).await;
         let snap = vramio_bin::wait_for(
             std::time::Duration::from_secs(10),
             "a frame with the fake GPU",
@@ -341,8 +360,7 @@ fn the_aarch64_binary_runs_under_qemu() {
     rt.block_on(async {
         let auth = format!("Bearer {}", server.token());
         let headers = [("host", server.authority()), ("authorization", &auth)];
-        let health = http(server.authority(), "GET", "/api/health", &headers, "").await;
-        assert_eq!(health.status, 200, "{}", health.text());
+        healthy(server.authority(), &headers).await;
         let unauth = http(
             server.authority(),
             "GET",
