@@ -353,19 +353,20 @@ fn check_reports_the_jobs() {
     let quiet = sleeper();
     docker.add(quiet.0.id());
 
-    let device = |i: u32, pid: u32, mib: u64| {
+    // The reader's GPU waits (30% busy); the quiet job's is busy (90%).
+    let device = |i: u32, pid: u32, mib: u64, util: u32| {
         format!(
             r#"{{"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-c0ffee00-0000-0000-0000-00000000000{i}",
               "memory_total_mib": 81559, "repeat": false, "lost_at_s": null, "slow_ms": 0,
-              "timeline": [{{"at_s": 0, "memory_used_mib": {mib}, "util_gpu": 30, "util_mem": 10,
+              "timeline": [{{"at_s": 0, "memory_used_mib": {mib}, "util_gpu": {util}, "util_mem": 10,
                              "temperature_c": 60, "power_w": 300,
                              "processes": [{{"pid": {pid}, "used_mib": {mib}}}]}}]}}"#
         )
     };
     let script = fake_nvml::write_script(&format!(
         r#"{{"driver_version": "580.00", "devices": [{}, {}]}}"#,
-        device(0, read.0.id(), 40_000),
-        device(1, quiet.0.id(), 1_000)
+        device(0, read.0.id(), 40_000, 30),
+        device(1, quiet.0.id(), 2_000, 90)
     ));
     let trace = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("jobs-strace-{}", std::process::id()));
@@ -419,10 +420,49 @@ fn check_reports_the_jobs() {
         read_rate > 10.0 * MIB as f64,
         "the reader's rate: {read_rate}"
     );
+    // Held back by its own reads, on the device the host saw busy.
+    assert_eq!(reader_job["verdict"], "input_bound_disk", "{out}");
+    assert!(reader_job.get("contention").is_none(), "{out}");
+    let finding = &reader_job["findings"][0];
+    assert_eq!(finding["rule"], "input_bound_disk");
+    assert_eq!(
+        finding["subject"],
+        v["findings"]
+            .as_array()
+            .and_then(|f| {
+                f.iter()
+                    .find(|f| f["rule"] == "input_bound_disk")
+                    .map(|f| f["subject"].clone())
+            })
+            .unwrap_or_default(),
+        "the job's device is the host's: {out}"
+    );
+    let own = finding["evidence"]
+        .as_array()
+        .and_then(|e| e.iter().find(|e| e["metric"] == "job_read_rate_mean"))
+        .unwrap_or_else(|| panic!("its own reads are evidence: {out}"));
+    assert!(
+        own["value"].as_f64().is_some_and(|r| r > 10.0 * MIB as f64),
+        "{own}"
+    );
+    assert!(
+        reader_job["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("own mean reads")),
+        "{out}"
+    );
     let quiet_job = &jobs[1];
     assert_eq!(quiet_job["kind"], "container");
     assert_eq!(quiet_job["gpus"][0]["index"], 1);
     assert_eq!(quiet_job["read_bytes_per_sec"].as_f64(), Some(0.0));
+    // The quiet job is not blamed: its GPU is busy, and nothing names it.
+    assert_eq!(quiet_job["verdict"], "healthy", "{out}");
+    assert!(quiet_job.get("findings").is_none(), "{out}");
+    let quiet_label = format!("container {}", &container(2)[..12]);
+    assert!(!out.contains(&format!("{quiet_label} reads")), "{out}");
+    // The host verdict names the job it is about (the diagnosis' own `jobs` are not repeated).
+    assert_eq!(v["verdict"], "input_bound_disk", "{out}");
+    assert_eq!(out.matches("\"jobs\"").count(), 1, "{out}");
 
     let text = run(false);
     let _ = std::fs::remove_file(&trace);
@@ -432,4 +472,10 @@ fn check_reports_the_jobs() {
         "{text}"
     );
     assert!(text.contains("/proc/<pid>/io"), "{text}");
+    assert!(
+        text.contains(&format!("\nslurm {job}.batch (python3) of root on GPU 0: ")),
+        "the host's reason names the job: {text}"
+    );
+    assert!(text.contains("      Input-bound: disk: "), "{text}");
+    assert!(text.contains("      Healthy: "), "{text}");
 }

@@ -1,12 +1,13 @@
 //! Cost of `diagnose` over a 5-minute window at 1 Hz (300 frames) with 8 GPUs, 16 block devices
-//! and a few mounts (docs/performance.md#targets target: <= 100 us). Two cases: a healthy host, where only
-//! the spine runs, and a starved host with growing memory, where the branch and trends run too.
+//! and a few mounts (docs/performance.md#targets target: <= 100 us). Three cases: a healthy host, where only
+//! the spine runs; a starved host with growing memory, where the branch and trends run too; and
+//! that host running 4 jobs of 2 GPUs each, each diagnosed on its own GPUs and reads.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use shared::diagnosis::{Thresholds, diagnose};
 use shared::{
-    BlockDevice, Bytes, BytesPerSec, Frame, Gpu, GpuMemory, GpuProcess, GpuState, Mount, MountKind,
-    Percent, Presence, Psi, SystemStats,
+    BlockDevice, Bytes, BytesPerSec, Frame, Gpu, GpuMemory, GpuProcess, GpuState, IoCounter, Job,
+    JobGpu, JobIo, JobKind, Mount, MountKind, Percent, Presence, Psi, SystemStats,
 };
 use std::hint::black_box;
 
@@ -114,16 +115,66 @@ fn frame(i: u64, starved: bool) -> Frame {
     f
 }
 
+/// 4 Slurm jobs of 2 GPUs each; job 0 reads most.
+fn jobs(i: u64) -> Vec<Job> {
+    (0..4u32)
+        .map(|j| Job {
+            kind: JobKind::Slurm,
+            id: format!("{}", 4400 + j),
+            step: Some("0".to_owned()),
+            name: Some("python".to_owned()),
+            user: Some("ana".to_owned()),
+            gpus: (2 * j..2 * j + 2)
+                .map(|index| JobGpu {
+                    index,
+                    uuid: None,
+                    memory_used_bytes: Some(Bytes(50 * GIB)),
+                    memory_share_pct: None,
+                    utilization_pct: None,
+                })
+                .collect(),
+            gpu_pids: vec![1000 + 2 * j, 1001 + 2 * j],
+            workers: Some(8),
+            rss_bytes: Some(Bytes(20 * GIB)),
+            cpu_pct: Some(Percent(300.0)),
+            io: Some(JobIo {
+                counter: IoCounter::ProcIo,
+                read_bytes_per_sec: Some(BytesPerSec(
+                    if j == 0 { 700.0 } else { 20.0 } * MIB * (1.0 + noise(i, u64::from(j))),
+                )),
+                write_bytes_per_sec: Some(BytesPerSec(MIB)),
+                unreadable: 0,
+            }),
+            io_absent: None,
+            psi_io: None,
+            psi_memory: None,
+        })
+        .collect()
+}
+
 fn bench(c: &mut Criterion) {
     let th = Thresholds::default();
-    for (name, starved) in [("healthy", false), ("starved_growing", true)] {
-        let frames: Vec<Frame> = (0..300).map(|i| frame(i, starved)).collect();
+    for (name, starved, with_jobs) in [
+        ("healthy", false, false),
+        ("starved_growing", true, false),
+        ("starved_growing_4jobs", true, true),
+    ] {
+        let frames: Vec<Frame> = (0..300)
+            .map(|i| {
+                let mut f = frame(i, starved);
+                if with_jobs {
+                    f.jobs = jobs(i);
+                }
+                f
+            })
+            .collect();
         let d = diagnose(&frames, &th, None);
         println!(
-            "diagnose/{name}: verdict {}, {} findings, {} projections",
+            "diagnose/{name}: verdict {}, {} findings, {} projections, job verdicts {:?}",
             d.verdict.id(),
             d.findings.len(),
-            d.projections.len()
+            d.projections.len(),
+            d.jobs.iter().map(|j| j.verdict.id()).collect::<Vec<_>>()
         );
         let prev = d;
         c.bench_function(&format!("diagnose/300x8gpu16disk/{name}"), |b| {

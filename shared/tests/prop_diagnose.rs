@@ -60,6 +60,17 @@ fn render(d: &Diagnosis, tz: Tz) -> Vec<String> {
     for f in &d.findings {
         evidence.extend(&f.evidence);
     }
+    for j in &d.jobs {
+        out.push(words::verdict_text(j.verdict).to_owned());
+        out.push(words::gpus_text(&j.gpus));
+        for n in &j.path {
+            evidence.extend(&n.evidence);
+        }
+        for f in &j.findings {
+            evidence.extend(&f.evidence);
+        }
+    }
+    out.extend(words::jobs_about(d, &[]));
     for e in evidence {
         out.push(words::evidence_text(e, tz));
         out.push(words::metric_text(e.metric).to_owned());

@@ -79,6 +79,7 @@ fn keeps_the_latest_diagnosis_per_host() {
         window_s: Some(60.0),
         t_ms: Some(t_ms),
         no_data: None,
+        jobs: vec![],
     };
     let store = Store::new();
     store.apply(

@@ -70,6 +70,8 @@ pub enum Metric {
     PsiMemorySome,
     /// Growth of swap in use.
     SwapGrowth,
+    /// A job's mean read rate over the window (its own counters, docs/jobs.md).
+    JobReadRateMean,
 }
 
 impl Metric {
@@ -98,7 +100,9 @@ impl Metric {
             | M::PsiMemorySome => Unit::Percent,
             M::GpuMemoryTimeToFull | M::MountTimeToFull => Unit::Seconds,
             M::GpuMemoryNotHeldByProcesses | M::GpuMemoryOrphan | M::ShmSize => Unit::Bytes,
-            M::WriteRate | M::ReadRateMean | M::SwapGrowth => Unit::BytesPerSec,
+            M::WriteRate | M::ReadRateMean | M::SwapGrowth | M::JobReadRateMean => {
+                Unit::BytesPerSec
+            }
             M::GpuUtilizationCv | M::ReadMedianOverPeak => Unit::Ratio,
             M::RAwaitMedian => Unit::Millis,
         }

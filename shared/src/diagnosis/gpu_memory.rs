@@ -17,6 +17,8 @@ pub(crate) struct Out {
     pub projections: Vec<Projection>,
     /// Reused by every Theil-Sen fit.
     pub scratch: Vec<f64>,
+    /// Each GPU's answer to *GPU memory too high?* (index, answer), for the jobs on it.
+    pub gpu_answers: Vec<(u32, Answer)>,
 }
 
 /// Confidence of a finding raised by a forecast alone (a trend is a guess about the future).
@@ -65,11 +67,13 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) -> Node
             (None, Some(_)) => Some(Severity::Warning),
             (None, None) => None,
         };
-        answers.push(match severity {
+        let answer = match severity {
             Some(_) => Answer::Yes,
             None if g.unavailable_now || !ctx.enough(&g.mem) => Answer::Unknown,
             None => Answer::No,
-        });
+        };
+        answers.push(answer);
+        out.gpu_answers.push((g.index, answer));
         let Some(severity) = severity else { continue };
         let mut ev = vec![ev_level];
         let mut why = Vec::new();

@@ -9,7 +9,9 @@ use super::thresholds::Thresholds;
 use super::trend::Subsample;
 use crate::frame::{Frame, Gpu, GpuState, Presence, Source};
 
+#[derive(Clone)]
 pub(crate) struct GpuSeries {
+    pub index: u32,
     pub subject: String,
     /// Used/total % against the pressure band (relaxed when the finding was held).
     pub mem: Tally,
@@ -117,6 +119,7 @@ pub(crate) fn gather(ctx: &Ctx<'_>) -> Vec<GpuSeries> {
                 &subject,
             );
             let s = GpuSeries {
+                index,
                 mem: Tally::new(band),
                 mem_low: 0,
                 total_bytes: None,

@@ -37,6 +37,7 @@ mod headroom;
 mod host_memory;
 mod model;
 mod no_data;
+pub(crate) mod per_job;
 mod starvation;
 mod stats;
 mod suggestions;
@@ -56,6 +57,7 @@ pub use model::{
     Answer, Diagnosis, Finding, NoDataCause, NodeId, PathNode, Projection, ProjectionKind, RuleId,
     Severity, Verdict,
 };
+pub use per_job::{Contention, JobDiagnosis};
 pub use suggestions::{Suggestion, SuggestionId};
 pub use thresholds::Thresholds;
 pub use tree::{NODES, ROOT, TreeEdge, TreeNode, leaf_label, tree};
@@ -97,23 +99,40 @@ pub fn diagnose(frames: &[Frame], thresholds: &Thresholds, prev: Option<&Diagnos
             window_s: None,
             t_ms: None,
             no_data: Some(NoDataCause::NoFrames),
+            jobs: Vec::new(),
         };
     };
     let mut out = Out::default();
     let mut results: [Option<NodeResult>; NODES.len()] = Default::default();
 
     let gpus = gpus::gather(&ctx);
-    results[slot(NodeId::GpuMemory)] = Some(gpu_memory::evaluate(&ctx, &gpus, &mut out));
+    let mem = gpu_memory::evaluate(&ctx, &gpus, &mut out);
+    // The jobs read their GPUs' memory answers and findings, not the refinements' (which are
+    // about memory no job holds).
+    let mem_findings = out.findings.len();
     gpu_memory::refinements(&ctx, &gpus, &mut out);
 
     let sys = system::gather(&ctx);
-    let starved = starvation::starved(&ctx, &gpus);
+    let starved = starvation::starved(&ctx, &gpus, prev.is_some_and(|p| p.verdict.is_starvation()));
+    let mut disks = None;
     if starved.node.answer == Answer::Yes {
-        let disks = disks::gather(&ctx);
-        for (id, r) in starvation::classify(&ctx, &gpus, &starved, &disks, &sys, &mut out) {
+        let disks = disks.get_or_insert_with(|| disks::gather(&ctx));
+        for (id, r) in starvation::classify(&ctx, &gpus, &starved, disks, &sys, &mut out) {
             results[slot(id)] = Some(r);
         }
     }
+    let jobs = per_job::evaluate(
+        &ctx,
+        &gpus,
+        per_job::Memory {
+            node: &mem,
+            answers: &out.gpu_answers,
+            findings: &out.findings[..mem_findings],
+        },
+        &sys,
+        &mut disks,
+    );
+    results[slot(NodeId::GpuMemory)] = Some(mem);
     results[slot(NodeId::GpuStarved)] = Some(starved.node);
     results[slot(NodeId::DiskSpace)] = Some(disk_space::evaluate(&ctx, !gpus.is_empty(), &mut out));
     results[slot(NodeId::HostMemory)] = Some(host_memory::evaluate(&ctx, &sys, &mut out));
@@ -142,6 +161,7 @@ pub fn diagnose(frames: &[Frame], thresholds: &Thresholds, prev: Option<&Diagnos
         window_s: ctx.window_s,
         t_ms: Some(newest.t_ms),
         no_data,
+        jobs,
     }
 }
 

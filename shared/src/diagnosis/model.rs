@@ -29,6 +29,10 @@ pub struct Diagnosis {
     /// Why the data did not suffice: present exactly when the verdict is `no_data`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_data: Option<NoDataCause>,
+    /// A verdict per job of the newest frame that holds a GPU (docs/jobs.md#5-a-verdict-per-job),
+    /// in the frame's order; empty without jobs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<super::per_job::JobDiagnosis>,
 }
 
 /// Why a diagnosis is `no_data`: the first spine question that could not be answered, and why.

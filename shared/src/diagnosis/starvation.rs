@@ -20,9 +20,10 @@ pub(crate) struct Starved {
     pub gpus: Vec<usize>,
 }
 
-pub(crate) fn starved(ctx: &Ctx<'_>, gpus: &[GpuSeries]) -> Starved {
+/// *GPU starved?* on `gpus`; `held` when the previous diagnosis of the same scope (the host, or
+/// one job) was starved, which relaxes the mean by the hysteresis band.
+pub(crate) fn starved(ctx: &Ctx<'_>, gpus: &[GpuSeries], held: bool) -> Starved {
     let th = ctx.th;
-    let held = ctx.prev.is_some_and(|p| p.verdict.is_starvation());
     let mean_below = if held {
         th.starved_util_mean_pct + th.hysteresis_pct_points
     } else {
@@ -140,15 +141,31 @@ pub(crate) fn cpu_bound(ctx: &Ctx<'_>, sys: &SystemSeries) -> NodeResult {
     }
 }
 
+/// Write rates per frame of the window and their median: all block devices' (the host), or one
+/// job's own.
+pub(crate) struct Writes<'a> {
+    pub by_frame: &'a [Option<f64>],
+    pub median: Option<f64>,
+}
+
+impl<'a> From<&'a DiskSeries> for Writes<'a> {
+    fn from(d: &'a DiskSeries) -> Self {
+        Writes {
+            by_frame: &d.write_by_frame,
+            median: d.write_median,
+        }
+    }
+}
+
 /// *Checkpoint stall?*: utilization dips of the starved GPUs aligned with write bursts.
 pub(crate) fn checkpoint_stall(
     ctx: &Ctx<'_>,
     gpus: &[GpuSeries],
     starved: &[usize],
-    disks: &DiskSeries,
+    disks: Writes<'_>,
 ) -> NodeResult {
     let th = ctx.th;
-    let Some(write_median) = disks.write_median else {
+    let Some(write_median) = disks.median else {
         return NodeResult {
             answer: Answer::Unknown,
             evidence: vec![ctx.ev(Metric::WriteRate, None, None, None)],
@@ -159,7 +176,7 @@ pub(crate) fn checkpoint_stall(
         .max(th.write_burst_ratio * write_median);
     let is_burst = |i: usize| {
         disks
-            .write_by_frame
+            .by_frame
             .get(i)
             .copied()
             .flatten()
@@ -299,7 +316,7 @@ pub(crate) fn classify(
                 ),
             )
         } else {
-            let ck = checkpoint_stall(ctx, gpus, &st.gpus, disks);
+            let ck = checkpoint_stall(ctx, gpus, &st.gpus, disks.into());
             let ck_answer = ck.answer;
             let ck_text = ck.evidence.first().map(|e| {
                 let (a, d) = e.samples.unwrap_or((0, 0));

@@ -95,6 +95,7 @@ pub enum SuggestionId {
     KillOrphans,
     DataloaderWorkers,
     StageOnLocalNvme,
+    SeparateReaders,
     CacheInRam,
     ShardedFormats,
     GpuDecoding,
@@ -182,6 +183,15 @@ impl SuggestionId {
                  tf.data: `.map(f, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)`; \
                  JAX: Grain `num_workers`.",
                 "Loading overlaps with compute; GPU utilization rises while the data source keeps up.",
+            ),
+            S::SeparateReaders => (
+                "Keep the other job's reads off this job's disk",
+                "Give each job its own device or its own staged copy (Slurm: a per-job `--tmp` on \
+                 local NVMe, filled in the prolog); or cap the heavy reader with cgroup v2 \
+                 `io.max` (`systemctl set-property <unit> IOReadBandwidthMax=\"/dev/nvme1n1 500M\"`, \
+                 Kubernetes: a separate local volume per pod); or schedule the two apart.",
+                "This job's loader gets the device's bandwidth back; its GPU utilization rises \
+                 while the other job's reads stop queueing in front of it.",
             ),
             S::StageOnLocalNvme => (
                 "Stage the dataset on local NVMe",

@@ -79,6 +79,9 @@ pub struct Thresholds {
     pub read_peak_fraction: f64,
     /// Mean read rate below this is trivial (no data loading to speak of). Rule of thumb.
     pub min_read_bytes_per_sec: f64,
+    /// A starved job's own reads count as its input when they are at least this share of the busy
+    /// device's; another job reading more than it, and at least this share, is contention.
+    pub job_read_fraction: f64,
     /// `%util` at least this counts only on rotational devices: on SSDs/NVMe with parallel
     /// queues 100% util does not mean saturated (iostat(1) man page).
     pub rotational_util_pct: f64,
@@ -159,6 +162,7 @@ impl Default for Thresholds {
             psi_io_some_pct: 10.0,
             read_peak_fraction: 0.85,
             min_read_bytes_per_sec: 10.0 * MIB,
+            job_read_fraction: 0.2,
             rotational_util_pct: 90.0,
             iowait_corroborate_pct: 10.0,
             cpu_busy_pct: 90.0,

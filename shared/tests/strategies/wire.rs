@@ -7,7 +7,8 @@ use super::{Floats, float, int, int32, name, one_of, opt};
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
 use shared::diagnosis::{
-    Diagnosis, Evidence, Finding, Held, NoDataCause, PathNode, Projection, Suggestion, Threshold,
+    Contention, Diagnosis, Evidence, Finding, Held, JobDiagnosis, NoDataCause, PathNode,
+    Projection, Suggestion, Threshold,
 };
 use shared::history::{DiskSample, GpuSample, Sample};
 use shared::summary::{DiskBrief, GpuBrief};
@@ -103,17 +104,72 @@ fn no_data_cause() -> impl Strategy<Value = NoDataCause> {
     ]
 }
 
-/// A diagnosis of any shape: any verdict with any path, findings and projections, whether or
-/// not the rules could have made it (a page renders what a peer of another version sends).
-pub fn diagnosis(f: Floats) -> impl Strategy<Value = Diagnosis> {
-    let path_node = (one_of(), name(&TEXT), one_of(), vec(evidence(f), 0..3)).prop_map(
+fn path_node(f: Floats) -> impl Strategy<Value = PathNode> {
+    (one_of(), name(&TEXT), one_of(), vec(evidence(f), 0..3)).prop_map(
         |(node, question, answer, evidence)| PathNode {
             node,
             question,
             answer,
             evidence,
         },
-    );
+    )
+}
+
+static JOB_IDS: [&str; 3] = ["4412", "0123456789abcdef0123", ""];
+
+fn job_diagnosis(f: Floats) -> impl Strategy<Value = JobDiagnosis> {
+    let contention = (
+        (one_of(), name(&JOB_IDS), opt(name(&JOB_IDS)), name(&TEXT)),
+        (
+            name(&SUBJECTS),
+            float(f, 0.0..1e10),
+            opt(float(f, 0.0..1e10)),
+        ),
+    )
+        .prop_map(
+            |((kind, id, step, label), (device, read_bytes_per_sec, own_read_bytes_per_sec))| {
+                Contention {
+                    kind,
+                    id,
+                    step,
+                    label,
+                    device,
+                    read_bytes_per_sec,
+                    own_read_bytes_per_sec,
+                }
+            },
+        );
+    (
+        (one_of(), name(&JOB_IDS), opt(name(&JOB_IDS)), name(&TEXT)),
+        (vec(0u32..16, 0..4), one_of(), one_of()),
+        (
+            vec(path_node(f), 0..3),
+            vec(finding(f), 0..2),
+            opt(contention),
+        ),
+    )
+        .prop_map(
+            |((kind, id, step, label), (gpus, verdict, severity), (path, findings, contention))| {
+                JobDiagnosis {
+                    kind,
+                    id,
+                    step,
+                    label,
+                    gpus,
+                    verdict,
+                    severity,
+                    path,
+                    findings,
+                    contention,
+                }
+            },
+        )
+}
+
+/// A diagnosis of any shape: any verdict with any path, findings and projections, whether or
+/// not the rules could have made it (a page renders what a peer of another version sends).
+pub fn diagnosis(f: Floats) -> impl Strategy<Value = Diagnosis> {
+    let path_node = path_node(f);
     let projection = (
         name(&SUBJECTS),
         one_of(),
@@ -134,9 +190,15 @@ pub fn diagnosis(f: Floats) -> impl Strategy<Value = Diagnosis> {
             opt(int(0..u64::MAX)),
             opt(no_data_cause()),
         ),
+        vec(job_diagnosis(f), 0..3),
     )
         .prop_map(
-            |((verdict, severity, path), (findings, projections), (window_s, t_ms, no_data))| {
+            |(
+                (verdict, severity, path),
+                (findings, projections),
+                (window_s, t_ms, no_data),
+                jobs,
+            )| {
                 Diagnosis {
                     verdict,
                     severity,
@@ -146,6 +208,7 @@ pub fn diagnosis(f: Floats) -> impl Strategy<Value = Diagnosis> {
                     window_s,
                     t_ms,
                     no_data,
+                    jobs,
                 }
             },
         )

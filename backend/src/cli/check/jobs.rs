@@ -2,6 +2,8 @@
 //! scripts (docs/jobs.md#3-where-jobs-show). A figure that could not be measured is absent, never 0.
 
 use serde::Serialize;
+use shared::diagnosis::words::{Tz, job_reason};
+use shared::diagnosis::{Contention, Diagnosis, Finding, Severity, Verdict};
 use shared::{Frame, IoCounter, Job, JobKind};
 
 /// One job as `check --json` prints it.
@@ -35,6 +37,21 @@ pub struct JobReport<'a> {
     pub rss_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_pct: Option<f64>,
+    /// The job's own verdict (docs/jobs.md#5-a-verdict-per-job); absent for a job the window's
+    /// diagnosis had none for (no GPU in the window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
+    /// The verdict's deciding evidence in one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Another job reading more from the busy device this job waits on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contention: Option<&'a Contention>,
+    /// What the rules found on its GPUs and its I/O, with evidence and suggestions.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub findings: &'a [Finding],
 }
 
 /// One GPU of a job.
@@ -48,8 +65,10 @@ pub struct GpuReport {
 }
 
 impl<'a> JobReport<'a> {
-    pub fn of(job: &'a Job) -> Self {
+    /// `job` with its verdict from `d` (times in `tz`).
+    pub fn of(job: &'a Job, d: &'a Diagnosis, tz: Tz) -> Self {
         let io = job.io.as_ref();
+        let verdict = d.of_job(job);
         JobReport {
             kind: job.kind,
             id: &job.id,
@@ -74,6 +93,11 @@ impl<'a> JobReport<'a> {
             workers: job.workers,
             rss_bytes: job.rss_bytes.map(|b| b.0),
             cpu_pct: job.cpu_pct.map(|p| p.0),
+            verdict: verdict.map(|v| v.verdict),
+            severity: verdict.map(|v| v.severity),
+            reason: verdict.map(|v| job_reason(v, tz)),
+            contention: verdict.and_then(|v| v.contention.as_ref()),
+            findings: verdict.map_or(&[], |v| v.findings.as_slice()),
         }
     }
 }

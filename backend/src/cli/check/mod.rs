@@ -47,7 +47,8 @@ struct JsonReport<'a> {
     notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a str>,
-    /// The jobs of the newest frame, biggest GPU memory first.
+    /// The jobs of the newest frame, biggest GPU memory first, each with its verdict (the
+    /// diagnosis' own `jobs` are written here, not twice).
     jobs: Vec<jobs::JobReport<'a>>,
     #[serde(flatten)]
     diagnosis: &'a Diagnosis,
@@ -73,6 +74,10 @@ pub fn run(opts: CheckOptions) -> i32 {
         .unwrap_or_else(|| opts.host.clone());
     let d = diagnose(&frames, &opts.thresholds, None);
     if opts.json {
+        let host_only = Diagnosis {
+            jobs: Vec::new(),
+            ..d.clone()
+        };
         let report = JsonReport {
             host: &host,
             frames: frames.len(),
@@ -80,9 +85,9 @@ pub fn run(opts: CheckOptions) -> i32 {
             error: None,
             jobs: jobs::latest(&frames)
                 .iter()
-                .map(jobs::JobReport::of)
+                .map(|j| jobs::JobReport::of(j, &d, text::REPORT_TZ))
                 .collect(),
-            diagnosis: &d,
+            diagnosis: &host_only,
         };
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),

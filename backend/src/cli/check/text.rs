@@ -36,7 +36,7 @@ pub fn render(
         d.window_s
             .map_or_else(|| words::DASH.to_owned(), duration_text)
     );
-    let _ = writeln!(out, "{}", words::reason(d, tz));
+    let _ = writeln!(out, "{}", words::reason_with_jobs(d, jobs, tz));
     for n in notes {
         let _ = writeln!(out, "note: {n}");
     }
@@ -51,6 +51,14 @@ pub fn render(
         let _ = writeln!(out, "\nJobs (biggest GPU memory first):");
         for job in jobs {
             let _ = writeln!(out, "  {}", job.summary_text());
+            if let Some(v) = d.of_job(job) {
+                let _ = writeln!(
+                    out,
+                    "      {}: {}",
+                    verdict_text(v.verdict),
+                    words::job_reason(v, tz)
+                );
+            }
         }
         let counters: std::collections::BTreeSet<_> = jobs
             .iter()

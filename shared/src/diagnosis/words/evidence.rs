@@ -39,6 +39,7 @@ pub fn metric_text(m: Metric) -> &'static str {
         M::MemAvailable => "memory available",
         M::PsiMemorySome => "memory pressure (PSI some avg10)",
         M::SwapGrowth => "swap growth",
+        M::JobReadRateMean => "own mean reads",
     }
 }
 

@@ -14,7 +14,9 @@ mod tests;
 
 pub use evidence::{evidence_text, held_text, metric_text, threshold_text};
 pub use order::{explains, order_findings};
-pub use reason::{deciding_evidence, no_data_text, reason};
+pub use reason::{
+    deciding_evidence, gpus_text, job_reason, jobs_about, no_data_text, reason, reason_with_jobs,
+};
 
 use super::evidence::Unit;
 use super::model::{Answer, ProjectionKind, RuleId, Severity, Verdict};

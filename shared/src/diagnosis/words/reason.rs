@@ -3,7 +3,9 @@
 
 use super::{DASH, Tz, answer_text, evidence_text, percent_text};
 use crate::diagnosis::evidence::{Evidence, Metric};
-use crate::diagnosis::model::{Answer, Diagnosis, NoDataCause, NodeId, Verdict};
+use crate::diagnosis::model::{Answer, Diagnosis, NoDataCause, NodeId, PathNode, Verdict};
+use crate::diagnosis::per_job::JobDiagnosis;
+use crate::jobs::Job;
 
 /// Beyond this many GPUs the healthy line gives ranges instead of one clause per GPU.
 const GPUS_LISTED: usize = 3;
@@ -22,10 +24,14 @@ fn support(e: &Evidence) -> f64 {
 /// The item that best explains the verdict: of the last node on the path that answered yes, the
 /// one that held most. `None` for `healthy` and `no_data`, which have no such node.
 pub fn deciding_evidence(d: &Diagnosis) -> Option<&Evidence> {
-    if matches!(d.verdict, Verdict::Healthy | Verdict::NoData) {
+    deciding_in(d.verdict, &d.path)
+}
+
+fn deciding_in(verdict: Verdict, path: &[PathNode]) -> Option<&Evidence> {
+    if matches!(verdict, Verdict::Healthy | Verdict::NoData) {
         return None;
     }
-    let node = d.path.iter().rev().find(|n| n.answer == Answer::Yes)?;
+    let node = path.iter().rev().find(|n| n.answer == Answer::Yes)?;
     node.evidence
         .iter()
         .fold(None::<&Evidence>, |best, e| match best {
@@ -131,9 +137,16 @@ fn healthy_text(d: &Diagnosis) -> String {
     parts.join("; ")
 }
 
-/// The banner's one-line reason (see the module docs).
+/// The banner's one-line reason (see the module docs), naming the jobs it is about
+/// ([`jobs_about`]) without their users.
 pub fn reason(d: &Diagnosis, tz: Tz) -> String {
-    match d.verdict {
+    reason_with_jobs(d, &[], tz)
+}
+
+/// [`reason`], with the users of the jobs it names taken from `jobs` (the newest frame's, which a
+/// share link without user names has none in).
+pub fn reason_with_jobs(d: &Diagnosis, jobs: &[Job], tz: Tz) -> String {
+    let text = match d.verdict {
         Verdict::NoData => d
             .no_data
             .as_ref()
@@ -146,5 +159,103 @@ pub fn reason(d: &Diagnosis, tz: Tz) -> String {
                 |n| format!("{} {}", n.question, answer_text(n.answer)),
             ),
         },
+    };
+    match jobs_about(d, jobs) {
+        Some(about) => format!("{about}: {text}"),
+        None => text,
+    }
+}
+
+/// One job's verdict in one line: the evidence that decided it and, for contention, who reads
+/// the device; for `healthy` the question its walk ended on; for `no_data` the question it could
+/// not answer.
+pub fn job_reason(j: &JobDiagnosis, tz: Tz) -> String {
+    // Input-bound on disk: the job's own reads first, then what showed the device busy.
+    let own = (j.verdict == Verdict::InputBoundDisk)
+        .then(|| {
+            j.path.iter().flat_map(|n| &n.evidence).find(|e| {
+                e.metric == Metric::JobReadRateMean && e.subject.as_deref() == Some(&j.label)
+            })
+        })
+        .flatten();
+    let mut text = match deciding_in(j.verdict, &j.path) {
+        Some(e) => match own {
+            Some(o) if !std::ptr::eq(o, e) => {
+                format!("{}; {}", evidence_text(o, tz), evidence_text(e, tz))
+            }
+            _ => evidence_text(e, tz),
+        },
+        None => match j.path.iter().find(|n| n.answer == Answer::Unknown) {
+            Some(n) if j.verdict == Verdict::NoData => {
+                format!("{} {}", n.question, answer_text(n.answer))
+            }
+            _ => j.path.last().map_or_else(
+                || DASH.to_owned(),
+                |n| format!("{} {}", n.question, answer_text(n.answer)),
+            ),
+        },
+    };
+    if let Some(c) = &j.contention {
+        text.push_str(&format!(
+            "; {} reads {} from {}",
+            c.label,
+            super::mib_per_sec_text(c.read_bytes_per_sec),
+            c.device
+        ));
+    }
+    text
+}
+
+/// Beyond this many jobs a verdict names the first ones and counts the rest.
+const JOBS_NAMED: usize = 2;
+
+/// The jobs a host verdict is about: those whose own verdict is the host's, for a verdict about
+/// GPUs (memory pressure, a starved leaf). `slurm 4412 (python) of ana on GPUs 0-3`; `None` when
+/// no job's verdict is the host's.
+pub fn jobs_about(d: &Diagnosis, jobs: &[Job]) -> Option<String> {
+    if !(d.verdict == Verdict::GpuMemoryPressure || d.verdict.is_starvation()) {
+        return None;
+    }
+    let about: Vec<&JobDiagnosis> = d.jobs.iter().filter(|j| j.verdict == d.verdict).collect();
+    if about.is_empty() {
+        return None;
+    }
+    let mut parts: Vec<String> = about
+        .iter()
+        .take(JOBS_NAMED)
+        .map(|j| {
+            let user = jobs
+                .iter()
+                .find(|f| j.is_of(f))
+                .and_then(|f| f.user.as_deref());
+            let mut s = j.label.clone();
+            if let Some(u) = user {
+                s.push_str(&format!(" of {u}"));
+            }
+            s.push_str(&format!(" on {}", gpus_text(&j.gpus)));
+            s
+        })
+        .collect();
+    if about.len() > JOBS_NAMED {
+        parts.push(format!("{} more jobs", about.len() - JOBS_NAMED));
+    }
+    Some(parts.join(", "))
+}
+
+/// `GPU 2`, `GPUs 0-3`, `GPUs 0, 2, 5`.
+pub fn gpus_text(indices: &[u32]) -> String {
+    let mut v = indices.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    match v.as_slice() {
+        [] => "no GPU".to_owned(),
+        [one] => format!("GPU {one}"),
+        [first, .., last] if (*last - *first) as usize + 1 == v.len() => {
+            format!("GPUs {first}-{last}")
+        }
+        _ => format!(
+            "GPUs {}",
+            v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ),
     }
 }

@@ -1,0 +1,295 @@
+//! Per-job verdicts: whose reads a starved job waits on, its own memory, its own writes, and the
+//! host verdict naming the jobs it is about.
+
+use crate::diagnosis::testutil::*;
+use crate::diagnosis::words::{Tz, gpus_text, job_reason, jobs_about, reason_with_jobs};
+use crate::diagnosis::{
+    Answer, Diagnosis, Metric, NodeId, RuleId, SuggestionId, Thresholds, Verdict, diagnose,
+};
+use crate::frame::Frame;
+use crate::jobs::{IoCounter, Job, JobGpu, JobIo, JobKind};
+use crate::units::{Bytes, BytesPerSec, Percent};
+
+/// A Slurm job `id` on GPU `gpu` reading and writing the given MiB/s (`None`: not measured).
+fn job(id: &str, gpu: u32, io: Option<(f64, f64)>) -> Job {
+    Job {
+        kind: JobKind::Slurm,
+        id: id.to_owned(),
+        step: Some("0".to_owned()),
+        name: Some("python".to_owned()),
+        user: Some("ana".to_owned()),
+        gpus: vec![JobGpu {
+            index: gpu,
+            uuid: None,
+            memory_used_bytes: Some(Bytes(40 * GIB)),
+            memory_share_pct: None,
+            utilization_pct: None,
+        }],
+        gpu_pids: vec![1000 + gpu],
+        workers: None,
+        rss_bytes: None,
+        cpu_pct: None,
+        io: io.map(|(r, w)| JobIo {
+            counter: IoCounter::ProcIo,
+            read_bytes_per_sec: Some(BytesPerSec(r * MIB as f64)),
+            write_bytes_per_sec: Some(BytesPerSec(w * MIB as f64)),
+            unreadable: 0,
+        }),
+        io_absent: io.is_none().then(|| "needs root".to_owned()),
+        psi_io: None,
+        psi_memory: None,
+    }
+}
+
+/// Two GPUs; GPU 0 at `util0`, GPU 1 at `util1`; the NVMe reading 900 MiB/s at its peak with a
+/// queue (busy); jobs as given.
+fn two_jobs(n: u64, util0: f64, util1: f64, jobs: impl Fn(u64) -> Vec<Job>) -> Vec<Frame> {
+    window(n, |i, f| {
+        f.gpus = vec![gpu(0, 80, 60.0, util0), gpu(1, 80, 60.0, util1)];
+        f.block_devices[0] = disk("nvme0n1", 900.0, 5.0, 2.0, 8.0);
+        f.jobs = jobs(i);
+    })
+}
+
+fn run(frames: &[Frame]) -> Diagnosis {
+    diagnose(frames, &Thresholds::default(), None)
+}
+
+fn of<'a>(d: &'a Diagnosis, id: &str) -> &'a crate::diagnosis::JobDiagnosis {
+    d.jobs
+        .iter()
+        .find(|j| j.id == id)
+        .expect("the job's diagnosis")
+}
+
+#[test]
+fn the_reader_is_input_bound_and_the_busy_quiet_job_is_healthy() {
+    let d = run(&two_jobs(60, 30.0, 90.0, |_| {
+        vec![
+            job("100", 0, Some((850.0, 1.0))),
+            job("200", 1, Some((1.0, 0.0))),
+        ]
+    }));
+    assert_eq!(d.verdict, Verdict::InputBoundDisk);
+    let reader = of(&d, "100");
+    assert_eq!(reader.verdict, Verdict::InputBoundDisk);
+    assert_eq!(reader.gpus, vec![0]);
+    assert!(reader.contention.is_none(), "{:?}", reader.contention);
+    let f = &reader.findings[0];
+    assert_eq!(f.rule, RuleId::InputBoundDisk);
+    assert_eq!(f.subject.as_deref(), Some("nvme0n1"));
+    let own = f
+        .evidence
+        .iter()
+        .find(|e| e.metric == Metric::JobReadRateMean)
+        .expect("its own reads are evidence");
+    assert_eq!(own.value, Some(850.0 * MIB as f64));
+    assert_eq!(own.subject.as_deref(), Some("slurm 100.0 (python)"));
+    assert!(
+        f.suggestions[0]
+            .why
+            .contains("this job reads 850 MiB/s of it")
+    );
+    let quiet = of(&d, "200");
+    assert_eq!(quiet.verdict, Verdict::Healthy);
+    assert!(quiet.findings.is_empty(), "{:?}", quiet.findings);
+    assert_eq!(
+        quiet
+            .path
+            .iter()
+            .map(|p| (p.node, p.answer))
+            .collect::<Vec<_>>(),
+        vec![
+            (NodeId::GpuMemory, Answer::No),
+            (NodeId::GpuStarved, Answer::No)
+        ]
+    );
+    // The host verdict names the job, with its user where the frame has one.
+    let frame_jobs = &two_jobs(1, 30.0, 90.0, |_| vec![job("100", 0, None)])[0].jobs;
+    assert_eq!(
+        jobs_about(&d, frame_jobs).as_deref(),
+        Some("slurm 100.0 (python) of ana on GPU 0")
+    );
+    let line = job_reason(reader, Tz::UTC);
+    assert!(
+        line.starts_with("slurm 100.0 (python) own mean reads 850.0 MiB/s ≥ 180.0 MiB/s over 60 s (nvme0n1 reads 900 MiB/s on average); nvme0n1 mean reads"),
+        "{line}"
+    );
+    let text = reason_with_jobs(&d, &[], Tz::UTC);
+    assert!(
+        text.starts_with("slurm 100.0 (python) on GPU 0: "),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_starved_job_that_barely_reads_names_the_job_that_does() {
+    // Both starved; job 200 reads nearly all the device does.
+    let d = run(&two_jobs(60, 30.0, 30.0, |_| {
+        vec![
+            job("100", 0, Some((20.0, 0.0))),
+            job("200", 1, Some((860.0, 0.0))),
+        ]
+    }));
+    let victim = of(&d, "100");
+    assert_eq!(victim.verdict, Verdict::InputBoundDisk);
+    let line = job_reason(victim, Tz::UTC);
+    assert!(
+        line.ends_with("; slurm 200.0 (python) reads 860.0 MiB/s from nvme0n1"),
+        "{line}"
+    );
+    let c = victim.contention.as_ref().expect("contention");
+    assert_eq!((c.id.as_str(), c.device.as_str()), ("200", "nvme0n1"));
+    assert_eq!(c.read_bytes_per_sec, 860.0 * MIB as f64);
+    assert_eq!(c.own_read_bytes_per_sec, Some(20.0 * MIB as f64));
+    let f = &victim.findings[0];
+    assert_eq!(f.suggestions[0].id, SuggestionId::SeparateReaders);
+    assert!(
+        f.suggestions[0]
+            .why
+            .contains("slurm 200.0 (python) reads 860 MiB/s of it"),
+        "{}",
+        f.suggestions[0].why
+    );
+    // The reader is input-bound on its own reads, and never told it contends with itself.
+    let reader = of(&d, "200");
+    assert_eq!(reader.verdict, Verdict::InputBoundDisk);
+    assert!(reader.contention.is_none());
+    // The host names both.
+    assert_eq!(
+        jobs_about(&d, &[]).as_deref(),
+        Some("slurm 100.0 (python) on GPU 0, slurm 200.0 (python) on GPU 1")
+    );
+}
+
+#[test]
+fn unmeasured_reads_are_said_so_never_zero() {
+    let d = run(&two_jobs(60, 30.0, 90.0, |_| vec![job("100", 0, None)]));
+    let j = of(&d, "100");
+    assert_eq!(j.verdict, Verdict::InputBoundDisk);
+    let own = j.findings[0]
+        .evidence
+        .iter()
+        .find(|e| e.metric == Metric::JobReadRateMean)
+        .expect("evidence");
+    assert_eq!(own.value, None);
+    assert!(own.detail.as_deref().unwrap_or("").contains("not measured"));
+    assert!(j.findings[0].suggestions[0].why.contains("not measured"));
+}
+
+#[test]
+fn memory_pressure_is_the_job_on_that_gpu() {
+    let d = run(&window(60, |_, f| {
+        f.gpus = vec![gpu(0, 80, 60.0, 90.0), gpu(1, 80, 96.0, 90.0)];
+        f.jobs = vec![
+            job("100", 0, Some((1.0, 1.0))),
+            job("200", 1, Some((1.0, 1.0))),
+        ];
+    }));
+    assert_eq!(d.verdict, Verdict::GpuMemoryPressure);
+    assert_eq!(of(&d, "100").verdict, Verdict::Healthy);
+    let full = of(&d, "200");
+    assert_eq!(full.verdict, Verdict::GpuMemoryPressure);
+    assert_eq!(full.severity, crate::diagnosis::Severity::Critical);
+    assert_eq!(full.findings[0].subject.as_deref(), Some("gpu 1"));
+    assert_eq!(
+        jobs_about(&d, &[]).as_deref(),
+        Some("slurm 200.0 (python) on GPU 1")
+    );
+}
+
+#[test]
+fn a_stall_is_read_from_the_jobs_own_writes() {
+    // The devices' writes stay flat; the job's own writes burst when its GPU dips.
+    let d = run(&window(60, |i, f| {
+        let burst = i % 10 < 2;
+        f.gpus[0].utilization_gpu_pct = Some(Percent(if burst { 5.0 } else { 95.0 }));
+        f.jobs = vec![job("100", 0, Some((1.0, if burst { 2048.0 } else { 5.0 })))];
+    }));
+    let j = of(&d, "100");
+    assert_eq!(j.verdict, Verdict::CheckpointStall, "{:#?}", j.path);
+    let ck = j
+        .path
+        .iter()
+        .find(|p| p.node == NodeId::CheckpointStall)
+        .expect("visited");
+    assert_eq!(ck.evidence[0].samples, Some((12, 12)));
+    assert!(
+        ck.evidence[0]
+            .detail
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("this job's writes")
+    );
+    // Without its own writes the host's flat ones explain nothing.
+    let d = run(&window(60, |i, f| {
+        let burst = i % 10 < 2;
+        f.gpus[0].utilization_gpu_pct = Some(Percent(if burst { 5.0 } else { 95.0 }));
+        f.jobs = vec![job("100", 0, None)];
+    }));
+    assert_eq!(of(&d, "100").verdict, Verdict::GpuUnderutilized);
+}
+
+#[test]
+fn a_jobs_starvation_clears_with_its_own_hysteresis() {
+    let th = Thresholds::default();
+    let at = |util: f64| {
+        window(60, move |_, f| {
+            f.gpus = vec![gpu(0, 80, 60.0, util), gpu(1, 80, 60.0, 90.0)];
+            f.jobs = vec![
+                job("100", 0, Some((1.0, 1.0))),
+                job("200", 1, Some((1.0, 1.0))),
+            ];
+        })
+    };
+    let starved = run(&at(30.0));
+    assert_eq!(of(&starved, "100").verdict, Verdict::GpuUnderutilized);
+    // 53%: above the entry level, below the clearing level: held only by the job's own history.
+    assert_eq!(of(&run(&at(53.0)), "100").verdict, Verdict::Healthy);
+    let held = diagnose(&at(53.0), &th, Some(&starved));
+    let j = of(&held, "100");
+    assert_eq!(j.verdict, Verdict::GpuUnderutilized);
+    assert_eq!(
+        j.findings[0].since_ms,
+        of(&starved, "100").findings[0].since_ms
+    );
+}
+
+#[test]
+fn too_few_samples_is_no_data_for_the_job() {
+    let d = run(&two_jobs(2, 30.0, 90.0, |_| vec![job("100", 0, None)]));
+    let j = of(&d, "100");
+    assert_eq!(j.verdict, Verdict::NoData);
+    assert_eq!(j.severity, crate::diagnosis::Severity::Unknown);
+}
+
+#[test]
+fn jobs_without_gpus_or_frames_get_no_verdict() {
+    assert!(run(&[]).jobs.is_empty());
+    let d = run(&window(60, |_, f| {
+        let mut j = job("100", 0, None);
+        j.gpus.clear();
+        f.jobs = vec![j, job("300", 7, None)];
+    }));
+    assert!(d.jobs.is_empty(), "{:?}", d.jobs);
+}
+
+#[test]
+fn gpu_lists_read_as_ranges() {
+    assert_eq!(gpus_text(&[2]), "GPU 2");
+    assert_eq!(gpus_text(&[3, 0, 1, 2]), "GPUs 0-3");
+    assert_eq!(gpus_text(&[0, 2, 5]), "GPUs 0, 2, 5");
+    assert_eq!(gpus_text(&[]), "no GPU");
+}
+
+#[test]
+fn many_jobs_are_counted_not_listed() {
+    let d = run(&window(60, |_, f| {
+        f.gpus = (0..4).map(|i| gpu(i, 80, 96.0, 90.0)).collect();
+        f.jobs = (0..4).map(|i| job(&format!("{i}"), i, None)).collect();
+    }));
+    assert_eq!(
+        jobs_about(&d, &[]).as_deref(),
+        Some("slurm 0.0 (python) on GPU 0, slurm 1.0 (python) on GPU 1, 2 more jobs")
+    );
+}
