@@ -1,7 +1,8 @@
 //! The Jobs table in a real browser (headless Chromium through chromedriver) against the real
 //! `vramio` on the fake NVML: two jobs of this machine's real processes, biggest GPU memory
-//! first, a job's detail opened from its row, and each GPU card's processes labelled with their
-//! job.
+//! first until the diagnosis comes, then the starved one first; sorting by a header and back; a
+//! job's detail with its verdict; the banner naming the job; and each GPU card's processes
+//! labelled with their job.
 
 #[path = "common/browser_kit.rs"]
 mod browser_kit;
@@ -49,11 +50,13 @@ impl Drop for Sleeper {
 }
 
 fn script(small: u32, big: u32) -> String {
+    // The small job's GPU waits (15% busy), the big one's works (90%).
     let device = |i: u32, pid: u32, mib: u64| {
+        let util = if i == 0 { 15 } else { 90 };
         format!(
             r#"{{"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0000000{i}-2222-3333-4444-555555555555",
               "memory_total_mib": 81559, "repeat": false, "lost_at_s": null, "slow_ms": 0,
-              "timeline": [{{"at_s": 0, "memory_used_mib": {mib}, "util_gpu": 40, "util_mem": 10,
+              "timeline": [{{"at_s": 0, "memory_used_mib": {mib}, "util_gpu": {util}, "util_mem": 10,
                              "temperature_c": 50, "power_w": 300,
                              "processes": [{{"pid": {pid}, "used_mib": {mib}}}]}}]}}"#
         )
@@ -77,24 +80,82 @@ async fn the_jobs_table_lists_jobs_biggest_first_and_opens_a_jobs_detail() {
     let c = browser(driver_port).await;
     c.goto(&url).await.expect("open page");
 
-    let rows = wait_for(Duration::from_secs(20), "two job rows", || async {
-        let rows = c
-            .find_all(Locator::Css(r#"[data-testid="job-row"]"#))
-            .await
-            .ok()?;
-        let mut keys = Vec::new();
-        for r in rows {
-            keys.push(r.attr("data-job").await.ok()??);
-        }
-        (keys.len() == 2).then_some(keys)
+    let (big_key, small_key) = (
+        format!("process:{}:", big.1),
+        format!("process:{}:", small.1),
+    );
+    let rows = row_keys(&c, 2).await;
+    // Before the first diagnosis the server's order stands (its first frames come at once; the
+    // first diagnosis needs three).
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(
+        rows.contains(&big_key) && rows.contains(&small_key),
+        "{rows:?}"
+    );
+    // Then the worst verdict first: the starved small job above the healthy big one.
+    let starved = wait_for(Duration::from_secs(30), "the jobs' verdicts", || async {
+        let keys = row_keys(&c, 2).await;
+        let first = attr(
+            &c,
+            r#"[data-testid="job-row"] [data-testid="job-verdict"]"#,
+            "data-verdict",
+        )
+        .await?;
+        (keys == [small_key.clone(), big_key.clone()]).then_some(first)
     })
     .await;
-    assert_eq!(
-        rows,
-        [format!("process:{}", big.1), format!("process:{}", small.1)],
-        "biggest GPU memory first"
+    assert!(
+        [
+            "gpu_underutilized",
+            "input_bound_cpu",
+            "input_bound_disk",
+            "checkpoint_stall"
+        ]
+        .contains(&starved.as_str()),
+        "{starved}"
     );
-    let vram = text(&c, r#"[data-testid="job-row"] [data-testid="job-vram"]"#).await;
+    let big_verdict = attr(
+        &c,
+        &format!(r#"[data-job="{big_key}"] [data-testid="job-verdict"]"#),
+        "data-verdict",
+    )
+    .await;
+    assert_eq!(big_verdict.as_deref(), Some("healthy"));
+    let banner = wait_for(
+        Duration::from_secs(10),
+        "the banner naming the job",
+        || async {
+            // `process PID (sleep) of USER on GPU 0: ` (the owner shows: auth is the admin's).
+            text(&c, r#"[data-testid="verdict-banner"]"#)
+                .await
+                .filter(|t| {
+                    t.contains(&format!("process {} (sleep) of ", small.1))
+                        && t.contains(" on GPU 0: gpu 0 mean utilization 15%")
+                })
+        },
+    )
+    .await;
+    assert!(!banner.contains(&format!("process {}", big.1)), "{banner}");
+
+    // Sorted by VRAM: biggest first, then reversed on a second click.
+    click(&c, r#"th button.sort[data-sort="VRAM"]"#).await;
+    wait_for(Duration::from_secs(10), "sorted by VRAM", || async {
+        (row_keys(&c, 2).await == [big_key.clone(), small_key.clone()]).then_some(())
+    })
+    .await;
+    click(&c, r#"th button.sort[data-sort="VRAM"]"#).await;
+    wait_for(Duration::from_secs(10), "VRAM ascending", || async {
+        let order = attr(&c, r#"th[aria-sort]"#, "aria-sort").await;
+        (row_keys(&c, 2).await == [small_key.clone(), big_key.clone()]
+            && order.as_deref() == Some("ascending"))
+        .then_some(())
+    })
+    .await;
+    let vram = text(
+        &c,
+        &format!(r#"[data-job="{big_key}"] [data-testid="job-vram"]"#),
+    )
+    .await;
     assert!(
         vram.as_deref().is_some_and(|v| v.contains("29.3 GiB")),
         "{vram:?}"
@@ -106,15 +167,7 @@ async fn the_jobs_table_lists_jobs_biggest_first_and_opens_a_jobs_detail() {
         "details start closed"
     );
 
-    c.find(Locator::Css(&format!(
-        r#"[data-job="process:{}"] button.job-name"#,
-        small.1
-    )))
-    .await
-    .expect("the small job's button")
-    .click()
-    .await
-    .expect("click");
+    click(&c, &format!(r#"[data-job="{small_key}"] button.job-name"#)).await;
     let io = wait_for(Duration::from_secs(10), "the job's detail", || async {
         text(&c, r#"[data-testid="job-detail"] [data-testid="job-io"]"#).await
     })
@@ -127,6 +180,13 @@ async fn the_jobs_table_lists_jobs_biggest_first_and_opens_a_jobs_detail() {
         .await
         .unwrap_or_default();
     assert!(detail.contains("GPU 0: 2.0 GiB"), "{detail}");
+    let why = text(&c, r#"[data-testid="job-detail"] [data-testid="job-why"]"#)
+        .await
+        .unwrap_or_default();
+    assert!(
+        why.contains("gpu 0 mean utilization 15%"),
+        "the detail shows the evidence: {why}"
+    );
 
     let label = text(
         &c,
@@ -139,4 +199,38 @@ async fn the_jobs_table_lists_jobs_biggest_first_and_opens_a_jobs_detail() {
     assert_eq!(label, Some(format!("process {}", big.1)));
     c.close().await.expect("close browser");
     server.terminate();
+}
+
+/// The job rows' keys, once there are `n`.
+async fn row_keys(c: &fantoccini::Client, n: usize) -> Vec<String> {
+    wait_for(Duration::from_secs(20), "the job rows", || async {
+        let rows = c
+            .find_all(Locator::Css(r#"[data-testid="job-row"]"#))
+            .await
+            .ok()?;
+        let mut keys = Vec::new();
+        for r in rows {
+            keys.push(r.attr("data-job").await.ok()??);
+        }
+        (keys.len() == n).then_some(keys)
+    })
+    .await
+}
+
+async fn attr(c: &fantoccini::Client, css: &str, name: &str) -> Option<String> {
+    c.find(Locator::Css(css))
+        .await
+        .ok()?
+        .attr(name)
+        .await
+        .ok()?
+}
+
+async fn click(c: &fantoccini::Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("click {css}: {e}"));
 }

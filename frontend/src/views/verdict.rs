@@ -1,13 +1,13 @@
 //! The verdict banner under the top bar: the current host's verdict in words, coloured by the
 //! diagnosis' severity, with the flowchart's advice and the one-line reason
-//! (`shared::diagnosis::words::reason`). Reads `Store::diagnosis`; `data-t-ms` names the
+//! (`shared::diagnosis::words::reason_with_jobs`, naming the jobs it is about). Reads `Store::diagnosis`; `data-t-ms` names the
 //! diagnosis shown (its newest frame's time).
 
 use crate::diag::{local_tz, severity_attr};
 use crate::format::DASH;
 use crate::store::use_store;
 use leptos::prelude::*;
-use shared::diagnosis::words::{reason, verdict_text};
+use shared::diagnosis::words::{reason_with_jobs, verdict_text};
 use shared::diagnosis::{Severity, Verdict, leaf_label};
 
 #[component]
@@ -17,7 +17,16 @@ pub fn VerdictBanner() -> impl IntoView {
     let verdict = Memo::new(move |_| d.with(|d| d.as_ref().map(|d| d.verdict)));
     let severity =
         Memo::new(move |_| d.with(|d| d.as_ref().map_or(Severity::Unknown, |d| d.severity)));
-    let why = Memo::new(move |_| d.with(|d| d.as_ref().map(|d| reason(d, local_tz()))));
+    // Named with the jobs it is about, and their users where this viewer may see them.
+    let why = Memo::new(move |_| {
+        d.with(|d| {
+            let d = d.as_ref()?;
+            Some(store.latest.with(|f| {
+                let jobs = f.as_ref().map_or(&[][..], |f| f.jobs.as_slice());
+                reason_with_jobs(d, jobs, local_tz())
+            }))
+        })
+    });
     let t_ms = Memo::new(move |_| d.with(|d| d.as_ref().and_then(|d| d.t_ms)));
     view! {
         <section
