@@ -1,9 +1,10 @@
 //! The `vramio_job_*` families of `/metrics` (docs/jobs.md#3-where-jobs-show): each host's jobs from its
 //! newest frame, at most [`MAX_JOBS`] per host, biggest GPU memory first (the frame's order), so
 //! a node with hundreds of short jobs cannot grow a scrape without bound. A job is labelled by
-//! `kind` and `job_id` (not `job`, which Prometheus sets to the scrape job and would rename to
+//! `kind`, `job_id` and `step` (not `job`, which Prometheus sets to the scrape job and would rename to
 //! `exported_job`); its name and user are on `vramio_job_info` only (the user only where users
-//! are shown).
+//! are shown). Each job's own verdict comes from the host's diagnosis (`vramio_job_verdict`,
+//! `vramio_job_severity`, and who it contends with).
 
 use super::families::{Labels, Out};
 use super::{HostData, Scrape};
@@ -24,6 +25,8 @@ impl Scrape {
         let mut labels = self.base(host);
         labels.push(("kind", Cow::Borrowed(job.kind.id())));
         labels.push(("job_id", Cow::Borrowed(job.id.as_str())));
+        // Two steps of one Slurm job are two jobs here: without it their series would clash.
+        labels.push(("step", Cow::Borrowed(job.step.as_deref().unwrap_or(""))));
         labels
     }
 }
@@ -43,7 +46,6 @@ pub(super) fn encode(s: &Scrape, out: &mut Out) -> fmt::Result {
          name (the comm of its top process), and its user where users are shown.",
         s.jobs().map(|(h, j)| {
             let mut labels = s.job_labels(h, j);
-            labels.push(("step", Cow::Borrowed(j.step.as_deref().unwrap_or(""))));
             labels.push(("name", Cow::Borrowed(j.name.as_deref().unwrap_or(""))));
             if s.options.show_users {
                 labels.push(("user", Cow::Borrowed(j.user.as_deref().unwrap_or(""))));
@@ -103,5 +105,44 @@ pub(super) fn encode(s: &Scrape, out: &mut Out) -> fmt::Result {
         "Share of time some task of the job's cgroup waited on I/O (cgroup v2 io.pressure some \
          avg10, 0..1).",
         each(|j| j.psi_io.map(|p| p.some_avg10.0 / 100.0)),
+    )?;
+    let judged = || {
+        s.jobs().filter_map(move |(h, j)| {
+            let d = h.diagnosis.as_deref()?.of_job(j)?;
+            Some((s.job_labels(h, j), d))
+        })
+    };
+    out.gauge(
+        "vramio_job_verdict",
+        "The job's own verdict (1), one series per job labelled with its verdict id and the \
+         subject of the finding behind it (a device, a GPU); docs/jobs.md#5-a-verdict-per-job.",
+        judged().map(|(mut labels, d)| {
+            let subject = d
+                .findings
+                .iter()
+                .find(|f| shared::diagnosis::words::explains(d.verdict, f.rule))
+                .and_then(|f| f.subject.clone())
+                .unwrap_or_default();
+            labels.push(("verdict", Cow::Borrowed(d.verdict.id())));
+            labels.push(("subject", Cow::Owned(subject)));
+            (labels, 1.0)
+        }),
+    )?;
+    out.gauge(
+        "vramio_job_severity",
+        "The worst severity of the job's findings: 0 ok, 1 warning, 2 critical, 3 unknown.",
+        judged().map(|(labels, d)| (labels, f64::from(d.severity.exit_code()))),
+    )?;
+    out.gauge(
+        "vramio_job_contention_read_bytes_per_second",
+        "Another job's mean reads on the busy device this starved job waits on, labelled with \
+         the device and the other job (by_kind, by_job_id).",
+        judged().filter_map(|(mut labels, d)| {
+            let c = d.contention.as_ref()?;
+            labels.push(("device", Cow::Borrowed(c.device.as_str())));
+            labels.push(("by_kind", Cow::Borrowed(c.kind.id())));
+            labels.push(("by_job_id", Cow::Borrowed(c.id.as_str())));
+            Some((labels, c.read_bytes_per_sec))
+        }),
     )
 }

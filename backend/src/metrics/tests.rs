@@ -278,3 +278,73 @@ fn job_series_are_capped_per_host_and_hide_users_unless_shown() {
         "no user anywhere when users are hidden"
     );
 }
+
+#[test]
+fn each_job_has_its_verdict_and_whom_it_contends_with() {
+    use shared::diagnosis::{Contention, Finding, RuleId, Severity};
+    let (frame, mut diagnosis) = golden();
+    let job = &frame.jobs[0];
+    let d = diagnosis
+        .jobs
+        .first_mut()
+        .expect("the golden job's diagnosis");
+    assert!(d.is_of(job));
+    d.verdict = Verdict::InputBoundDisk;
+    d.severity = Severity::Warning;
+    d.findings = vec![Finding {
+        rule: RuleId::InputBoundDisk,
+        severity: Severity::Warning,
+        confidence: 0.7,
+        subject: Some("nvme0n1".into()),
+        since_ms: 0,
+        evidence: Vec::new(),
+        suggestions: Vec::new(),
+    }];
+    d.contention = Some(Contention {
+        kind: shared::JobKind::Container,
+        id: "c0ffee".into(),
+        step: None,
+        label: "container c0ffee".into(),
+        device: "nvme0n1".into(),
+        read_bytes_per_sec: 9.0e8,
+        own_read_bytes_per_sec: Some(1.0e6),
+    });
+    let text = Scrape {
+        options: Options::default(),
+        hosts: vec![HostData::up("gpu-node-7", frame.clone(), Some(diagnosis))],
+        viewers: None,
+    }
+    .render()
+    .expect("encodes");
+    let id = format!("job_id=\"{}\"", job.id);
+    let verdict = samples(&text, "vramio_job_verdict");
+    assert_eq!(verdict.len(), 1, "{verdict:?}");
+    assert!(
+        verdict[0].contains(&id)
+            && verdict[0].contains("verdict=\"input_bound_disk\"")
+            && verdict[0].contains("subject=\"nvme0n1\""),
+        "{}",
+        verdict[0]
+    );
+    let severity = samples(&text, "vramio_job_severity");
+    assert_eq!(severity.iter().map(|l| value(l)).collect::<Vec<_>>(), [1.0]);
+    let contention = samples(&text, "vramio_job_contention_read_bytes_per_second");
+    assert_eq!(contention.len(), 1);
+    assert!(
+        contention[0].contains("by_kind=\"container\"")
+            && contention[0].contains("by_job_id=\"c0ffee\"")
+            && contention[0].contains("device=\"nvme0n1\""),
+        "{}",
+        contention[0]
+    );
+    assert_eq!(value(contention[0]), 9.0e8);
+    // Without a diagnosis there is no verdict to give, and no series says one.
+    let bare = Scrape {
+        options: Options::default(),
+        hosts: vec![HostData::up("gpu-node-7", frame, None)],
+        viewers: None,
+    }
+    .render()
+    .expect("encodes");
+    assert!(samples(&bare, "vramio_job_verdict").is_empty());
+}
