@@ -24,5 +24,5 @@ pub use frame::{
 };
 pub use jobs::{IoCounter, Job, JobGpu, JobIo, JobKind, JobPsi};
 pub use protocol::{ClientMsg, ErrorCode, HostState, PROTOCOL_VERSION, ServerMsg};
-pub use summary::{DiskBrief, GpuBrief, HostSummary};
+pub use summary::{DiskBrief, GpuBrief, HostSummary, JobBrief};
 pub use units::{Bytes, BytesPerSec, Percent};

@@ -38,6 +38,17 @@ pub struct HostSummary {
     /// Soonest projected full disk, in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_s: Option<u64>,
+    /// The job held back worst (docs/jobs.md#5-a-verdict-per-job); absent while every job is
+    /// healthy or unknown, or there are none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobBrief>,
+}
+
+/// A job at a glance: its label (never its user) and its own verdict.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JobBrief {
+    pub label: String,
+    pub verdict: Verdict,
 }
 
 /// One GPU: memory used and utilization, whole percent (absent when not known).
@@ -69,6 +80,25 @@ fn secs(v: f64) -> Option<u64> {
     (v.is_finite() && v >= 0.0).then(|| v.round().min(u64::MAX as f64) as u64)
 }
 
+/// The job with the worst verdict (severity, then the frame's order: most GPU memory), if one is
+/// held back.
+fn worst_job(d: &Diagnosis) -> Option<JobBrief> {
+    d.jobs
+        .iter()
+        .filter(|j| !matches!(j.verdict, Verdict::Healthy | Verdict::NoData))
+        .fold(
+            None::<&crate::diagnosis::JobDiagnosis>,
+            |worst, j| match worst {
+                Some(w) if w.severity.rank() >= j.severity.rank() => Some(w),
+                _ => Some(j),
+            },
+        )
+        .map(|j| JobBrief {
+            label: j.label.clone(),
+            verdict: j.verdict,
+        })
+}
+
 impl HostSummary {
     /// A host with no data yet, or that is gone: just its state and why.
     pub fn bare(state: HostState, error: Option<String>) -> HostSummary {
@@ -83,6 +113,7 @@ impl HostSummary {
             disk: None,
             oom_s: None,
             full_s: None,
+            job: None,
         }
     }
 
@@ -134,6 +165,7 @@ impl HostSummary {
             disk,
             oom_s: soonest(ProjectionKind::TimeToFullGpuMemory),
             full_s: soonest(ProjectionKind::TimeToFullDisk),
+            job: diagnosis.and_then(worst_job),
         }
     }
 }

@@ -97,6 +97,13 @@ fn HostCard(name: String, now: ReadSignal<f64>) -> impl IntoView {
             })
         })
     });
+    let job = Memo::new(move |_| {
+        s.with(|s| {
+            s.as_ref()
+                .and_then(|s| s.job.as_ref())
+                .map(|j| format!("{}: {}", j.label, verdict_text(j.verdict)))
+        })
+    });
     let oom = Memo::new(move |_| s.with(|s| s.as_ref().and_then(|s| s.oom_s)));
     let full = Memo::new(move |_| s.with(|s| s.as_ref().and_then(|s| s.full_s)));
     let error =
@@ -133,6 +140,9 @@ fn HostCard(name: String, now: ReadSignal<f64>) -> impl IntoView {
                 <p class="host-disk" data-testid="host-disk">
                     "disk " <span class="host-disk-name">{name}</span> " " {util} " busy"
                 </p>
+            })}
+            {move || job.get().map(|j| view! {
+                <p class="host-job" data-testid="host-job">{j}</p>
             })}
             {move || oom.get().map(|v| view! {
                 <p class="host-proj" data-testid="host-oom">

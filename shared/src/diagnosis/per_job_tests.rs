@@ -293,3 +293,43 @@ fn many_jobs_are_counted_not_listed() {
         Some("slurm 0.0 (python) on GPU 0, slurm 1.0 (python) on GPU 1, 2 more jobs")
     );
 }
+
+#[test]
+fn a_hub_summary_carries_the_worst_job_and_no_user() {
+    use crate::protocol::HostState;
+    use crate::summary::HostSummary;
+    let frames = run_frames();
+    let d = run(&frames);
+    let s = HostSummary::of(
+        HostState::Up,
+        frames.last().expect("frames"),
+        Some(&d),
+        None,
+    );
+    let job = s.job.clone().expect("the worst job");
+    // Job 200 (GPU memory pressure, critical) over job 100 (starved, a warning).
+    assert_eq!(job.label, "slurm 200.0 (python)");
+    assert_eq!(job.verdict, Verdict::GpuMemoryPressure);
+    let json = serde_json::to_string(&s).expect("json");
+    assert!(!json.contains("ana"), "{json}");
+    // All healthy: no job is named.
+    let calm = window(60, |_, f| f.jobs = vec![job_on("100", 0)]);
+    let s = HostSummary::of(
+        HostState::Up,
+        calm.last().expect("frames"),
+        Some(&run(&calm)),
+        None,
+    );
+    assert_eq!(s.job, None);
+}
+
+fn job_on(id: &str, gpu_index: u32) -> Job {
+    job(id, gpu_index, Some((1.0, 1.0)))
+}
+
+fn run_frames() -> Vec<Frame> {
+    window(60, |_, f| {
+        f.gpus = vec![gpu(0, 80, 60.0, 30.0), gpu(1, 80, 97.0, 90.0)];
+        f.jobs = vec![job_on("100", 0), job_on("200", 1)];
+    })
+}

@@ -11,7 +11,7 @@ use shared::diagnosis::{
     Projection, Suggestion, Threshold,
 };
 use shared::history::{DiskSample, GpuSample, Sample};
-use shared::summary::{DiskBrief, GpuBrief};
+use shared::summary::{DiskBrief, GpuBrief, JobBrief};
 use shared::{ClientMsg, HostSummary, ServerMsg};
 
 static SUBJECTS: [&str; 4] = ["gpu 0", "gpu 1", "/data", "nvme0n1"];
@@ -227,13 +227,17 @@ pub fn host_summary() -> impl Strategy<Value = HostSummary> {
             opt(name(&HOSTS)),
         ),
         (opt(one_of()), opt(one_of()), vec(gpu, 0..4), opt(disk)),
-        (opt(int(0..86_400)), opt(int(0..86_400))),
+        (
+            opt(int(0..86_400)),
+            opt(int(0..86_400)),
+            opt((name(&TEXT), one_of()).prop_map(|(label, verdict)| JobBrief { label, verdict })),
+        ),
     )
         .prop_map(
             |(
                 (state, seen_ms, error, hostname),
                 (verdict, severity, gpus, disk),
-                (oom_s, full_s),
+                (oom_s, full_s, job),
             )| HostSummary {
                 state,
                 seen_ms,
@@ -245,6 +249,7 @@ pub fn host_summary() -> impl Strategy<Value = HostSummary> {
                 disk,
                 oom_s,
                 full_s,
+                job,
             },
         )
 }
