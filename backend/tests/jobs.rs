@@ -479,3 +479,24 @@ fn check_reports_the_jobs() {
     assert!(text.contains("      Input-bound: disk: "), "{text}");
     assert!(text.contains("      Healthy: "), "{text}");
 }
+
+/// A kept process is read through its open `stat` and `io` until it exits; then its files
+/// answer "gone" and are dropped, whatever process its pid names next.
+#[test]
+fn a_kept_process_is_read_through_its_files_until_it_exits() {
+    use vramio::collect::sources::jobs::kept::Kept;
+    use vramio::collect::sources::jobs::procs::Unread;
+    let mut child = Command::new("sleep").arg("60").spawn().expect("sleep");
+    let pid = child.id();
+    let mut kept = Kept::new(PathBuf::from("/proc"));
+    let first = kept.stat(pid).expect("a live process");
+    assert_eq!(first.comm, "sleep");
+    assert_eq!(kept.len(), 1, "its files are kept");
+    assert_eq!(kept.stat(pid).map(|s| s.start_ticks), Ok(first.start_ticks));
+    assert!(kept.io(pid).is_ok(), "root or the same user reads its io");
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    assert_eq!(kept.stat(pid), Err(Unread::Gone));
+    assert_eq!(kept.len(), 0);
+    assert_eq!(kept.io(pid), Err(Unread::Gone));
+}

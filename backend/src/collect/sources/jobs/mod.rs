@@ -13,10 +13,12 @@
 //! rebuilt every tick from the frame's GPUs, so it never lags the GPU cards.
 
 pub mod cgroup;
+pub mod kept;
 pub mod procs;
 pub mod tree;
 
 use crate::collect::sources::system::parse_psi;
+use kept::Kept;
 use procs::{IoBytes, Proc, Stat, Unread};
 use shared::{
     Bytes, BytesPerSec, Gpu, IoCounter, Job, JobGpu, JobIo, JobKind, JobPsi, Percent, Presence,
@@ -81,8 +83,8 @@ type JobKey = (JobKind, String, String);
 /// A job's processes as last looked up (pid and start time), and whether the look-up was whole.
 type Members = HashMap<JobKey, (Vec<(u32, u64)>, bool)>;
 
-/// A process of a job: its pid, open `/proc/<pid>` and `stat`.
-type Member = (u32, Proc, Stat);
+/// A process of a job: its pid and `stat`.
+type Member = (u32, Stat);
 
 /// Jobs from this host's `/proc` and cgroup v2 hierarchy.
 pub struct ProcJobs {
@@ -95,6 +97,8 @@ pub struct ProcJobs {
     last: Option<(Instant, Signature, Vec<Measured>)>,
     /// The processes of each job, and when they were looked up.
     members: Option<(Instant, Members)>,
+    /// Their `stat` and `io` files, kept open.
+    kept: Kept,
     /// [`JOB_PERIOD`], shorter in tests.
     period: Duration,
     ticks_per_sec: u64,
@@ -113,6 +117,7 @@ impl ProcJobs {
     /// The seam tests use: a `/proc` tree and a cgroup v2 mount point.
     pub fn new(proc_root: PathBuf, cgroup2: Option<PathBuf>) -> Self {
         ProcJobs {
+            kept: Kept::new(proc_root.clone()),
             proc_root,
             cgroup2: Some(cgroup2),
             facts: HashMap::new(),
@@ -152,15 +157,21 @@ impl ProcJobs {
         let mut groups: BTreeMap<JobKey, Group> = BTreeMap::new();
         let mut seen_facts = HashSet::new();
         for (&pid, user) in &users {
-            let Ok(proc) = Proc::open(&self.proc_root, pid) else {
+            let Ok(stat) = self.kept.stat(pid) else {
                 continue;
             };
-            let Ok(stat) = proc.stat() else { continue };
             let key = (pid, stat.start_ticks);
             seen_facts.insert(key);
             let facts = match self.facts.get(&key) {
                 Some(f) => f.clone(),
                 None => {
+                    // Identified through its own open `/proc/<pid>` (the same process as `stat`).
+                    let Ok(proc) = Proc::open(&self.proc_root, pid) else {
+                        continue;
+                    };
+                    if proc.stat().map(|s| s.start_ticks) != Ok(stat.start_ticks) {
+                        continue;
+                    }
                     let f = self.identify(pid, &proc, &stat);
                     self.facts.insert(key, f.clone());
                     f
@@ -193,7 +204,7 @@ impl ProcJobs {
             let cached = known
                 .as_ref()
                 .and_then(|(_, m)| m.get(&key))
-                .and_then(|(pids, whole)| Some((self.reopen(pids)?, *whole)));
+                .and_then(|(pids, whole)| Some((self.reread(pids)?, *whole)));
             let (members, whole) = match cached {
                 Some(found) => found,
                 None => {
@@ -201,23 +212,23 @@ impl ProcJobs {
                     self.members(&group, &mut claimed)
                 }
             };
-            claimed.extend(members.iter().map(|(pid, _, _)| *pid));
+            claimed.extend(members.iter().map(|(pid, _)| *pid));
             members_now.insert(
                 key.clone(),
                 (
                     members
                         .iter()
-                        .map(|(pid, _, s)| (*pid, s.start_ticks))
+                        .map(|(pid, s)| (*pid, s.start_ticks))
                         .collect(),
                     whole,
                 ),
             );
             let (kind, id, _) = key;
             let mut totals = Totals::default();
-            for (pid, proc, stat) in &members {
+            for (pid, stat) in &members {
                 let key = (*pid, stat.start_ticks);
                 seen_counters.insert(key);
-                let io = proc.io();
+                let io = self.kept.io(*pid);
                 totals.add(self.counters.get(&key), stat, io, now, self.ticks_per_sec);
                 self.counters.insert(
                     key,
@@ -230,7 +241,7 @@ impl ProcJobs {
             }
             let workers = members
                 .iter()
-                .filter(|(pid, _, _)| !group.gpu_pids.contains(pid))
+                .filter(|(pid, _)| !group.gpu_pids.contains(pid))
                 .count();
             let (io, io_absent) = totals.io();
             let psi = |file: &str| self.psi(group.v2_dir.as_deref(), file);
@@ -259,19 +270,25 @@ impl ProcJobs {
             });
         }
         self.counters.retain(|k, _| seen_counters.contains(k));
+        self.kept.retain(|pid, start| {
+            seen_counters.contains(&(pid, start)) || seen_facts.contains(&(pid, start))
+        });
         self.members = Some((looked_up, members_now));
         measured
     }
 
-    /// The processes found at the last look-up, if every one still runs as the same process;
-    /// `None` (look them up again) when one has exited or its pid names another process, as
-    /// when a DataLoader's workers are re-created for an epoch.
-    fn reopen(&self, pids: &[(u32, u64)]) -> Option<Vec<Member>> {
+    /// The processes found at the last look-up, read again through their kept files, if every
+    /// one still runs as the same process; `None` (look them up again) when one has exited or
+    /// its pid names another process, as when a DataLoader's workers are re-created for an epoch.
+    fn reread(&mut self, pids: &[(u32, u64)]) -> Option<Vec<Member>> {
         pids.iter()
             .map(|&(pid, start)| {
-                let proc = Proc::open(&self.proc_root, pid).ok()?;
-                let stat = proc.stat().ok().filter(|s| s.start_ticks == start)?;
-                Some((pid, proc, stat))
+                let stat = self
+                    .kept
+                    .stat(pid)
+                    .ok()
+                    .filter(|s| s.start_ticks == start)?;
+                Some((pid, stat))
             })
             .collect()
     }
@@ -330,7 +347,7 @@ impl ProcJobs {
 
     /// The job's processes: its roots and everything below them that no other job claimed, and
     /// whether they are all there (every `children` read, and under [`MAX_MEMBERS`]).
-    fn members(&self, group: &Group, claimed: &mut HashSet<u32>) -> (Vec<Member>, bool) {
+    fn members(&mut self, group: &Group, claimed: &mut HashSet<u32>) -> (Vec<Member>, bool) {
         let mut out = Vec::new();
         let mut whole = true;
         let mut queue: Vec<(u32, Option<u64>)> = group
@@ -366,7 +383,8 @@ impl ProcJobs {
                 Some(children) => queue.extend(children.into_iter().map(|c| (c, None))),
                 None => whole = false,
             }
-            out.push((pid, proc, stat));
+            self.kept.adopt(pid, &proc, stat.start_ticks);
+            out.push((pid, stat));
         }
         (out, whole)
     }
@@ -403,6 +421,7 @@ impl JobSource for ProcJobs {
             self.last = None;
             self.facts.clear();
             self.counters.clear();
+            self.kept.retain(|_, _| false);
             return Vec::new();
         }
         let same_lists = self.last.as_ref().is_some_and(|(_, s, _)| *s == signature);

@@ -3,8 +3,9 @@
 //! `/proc/<pid>/environ` (it holds other people's secrets), nor `cmdline` (it may hold secrets
 //! too, and reading it takes the process's memory-map lock, which a process can hold).
 
-use procfs::ProcError;
 use procfs::process::Process;
+use procfs::{FromRead, ProcError};
+use std::fs::File;
 use std::path::Path;
 
 /// A process's identity and the counters read every time its job is measured.
@@ -24,6 +25,41 @@ pub struct Stat {
 pub struct IoBytes {
     pub read: u64,
     pub write: u64,
+}
+
+impl From<procfs::process::Stat> for Stat {
+    fn from(s: procfs::process::Stat) -> Self {
+        Stat {
+            ppid: u32::try_from(s.ppid).unwrap_or(0),
+            comm: s.comm,
+            start_ticks: s.starttime,
+            cpu_ticks: s.utime.saturating_add(s.stime),
+            rss_pages: s.rss,
+        }
+    }
+}
+
+impl From<procfs::process::Io> for IoBytes {
+    fn from(io: procfs::process::Io) -> Self {
+        IoBytes {
+            read: io.read_bytes,
+            write: io.write_bytes,
+        }
+    }
+}
+
+/// `/proc/<pid>/stat` as read from a kept file.
+pub fn parse_stat(text: &[u8]) -> Result<Stat, Unread> {
+    procfs::process::Stat::from_read(text)
+        .map(Stat::from)
+        .map_err(|e| unread(&e))
+}
+
+/// `/proc/<pid>/io` as read from a kept file.
+pub fn parse_io(text: &[u8]) -> Result<IoBytes, Unread> {
+    procfs::process::Io::from_read(text)
+        .map(IoBytes::from)
+        .map_err(|e| unread(&e))
 }
 
 /// Why a file of a live process could not be read.
@@ -54,14 +90,12 @@ impl Proc {
     }
 
     pub fn stat(&self) -> Result<Stat, Unread> {
-        let s = self.0.stat().map_err(|e| unread(&e))?;
-        Ok(Stat {
-            ppid: u32::try_from(s.ppid).unwrap_or(0),
-            comm: s.comm,
-            start_ticks: s.starttime,
-            cpu_ticks: s.utime.saturating_add(s.stime),
-            rss_pages: s.rss,
-        })
+        self.0.stat().map(Stat::from).map_err(|e| unread(&e))
+    }
+
+    /// One of its files, opened through the open `/proc/<pid>` (so it is this process's).
+    pub fn open_file(&self, name: &str) -> Result<File, Unread> {
+        self.0.open_relative(name).map_err(|e| unread(&e))
     }
 
     /// The owner (of the `/proc/<pid>` directory: the effective uid).
@@ -79,13 +113,7 @@ impl Proc {
     }
 
     pub fn io(&self) -> Result<IoBytes, Unread> {
-        self.0
-            .io()
-            .map(|io| IoBytes {
-                read: io.read_bytes,
-                write: io.write_bytes,
-            })
-            .map_err(|e| unread(&e))
+        self.0.io().map(IoBytes::from).map_err(|e| unread(&e))
     }
 
     /// The children of every thread (a worker may be forked from any of them); `None` when a

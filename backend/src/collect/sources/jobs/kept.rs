@@ -1,0 +1,134 @@
+//! The `stat` and `io` files of the jobs' processes, kept open between measurements: measuring a
+//! process is then one `pread` of each ([`read_generated`]) instead of opening `/proc/<pid>`, two
+//! files, and closing all three. A kept file is its process's own: once the process exits, a read
+//! fails (the kernel answers ESRCH), even when its pid already names another process, so the
+//! files are dropped and the pid is opened afresh.
+
+use super::procs::{IoBytes, Proc, Stat, Unread, parse_io, parse_stat};
+use crate::collect::sources::procfile::read_generated;
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::PathBuf;
+
+/// Processes whose files are kept open (two descriptors each). Past it, a process is read by
+/// opening its files each time: under the 1,024 descriptors a service gets by default, with room
+/// for the sockets and the GPU and disk files.
+pub const KEPT_PROCESSES: usize = 256;
+
+struct Files {
+    start_ticks: u64,
+    stat: File,
+    /// Another user's `io` cannot be opened without root: why, kept too.
+    io: Result<File, Unread>,
+}
+
+/// The kept files, by pid.
+pub struct Kept {
+    root: PathBuf,
+    files: HashMap<u32, Files>,
+    buf: Vec<u8>,
+}
+
+impl Kept {
+    pub fn new(root: PathBuf) -> Self {
+        Kept {
+            root,
+            files: HashMap::new(),
+            buf: Vec::with_capacity(512),
+        }
+    }
+
+    /// `pid`'s `stat`: through its kept file, else by opening it (and keeping its files while
+    /// under [`KEPT_PROCESSES`]).
+    pub fn stat(&mut self, pid: u32) -> Result<Stat, Unread> {
+        if let Some(f) = self.files.get(&pid) {
+            let read = read_generated(&f.stat, &mut self.buf)
+                .map_err(|_| Unread::Gone)
+                .and_then(|text| parse_stat(text.as_bytes()));
+            match read {
+                Ok(stat) if stat.start_ticks == f.start_ticks => return Ok(stat),
+                // Gone: the pid may name another process now.
+                _ => {
+                    self.files.remove(&pid);
+                }
+            }
+        }
+        let proc = Proc::open(&self.root, pid)?;
+        let stat = proc.stat()?;
+        self.adopt(pid, &proc, stat.start_ticks);
+        Ok(stat)
+    }
+
+    /// Keeps the files of `proc` (pid `pid`, started at `start_ticks`) while under the cap.
+    pub fn adopt(&mut self, pid: u32, proc: &Proc, start_ticks: u64) {
+        if self.files.contains_key(&pid) || self.files.len() >= KEPT_PROCESSES {
+            return;
+        }
+        let Ok(stat) = proc.open_file("stat") else {
+            return;
+        };
+        let io = proc.open_file("io");
+        self.files.insert(
+            pid,
+            Files {
+                start_ticks,
+                stat,
+                io,
+            },
+        );
+    }
+
+    /// `pid`'s I/O counters: through its kept file, else by opening it.
+    pub fn io(&mut self, pid: u32) -> Result<IoBytes, Unread> {
+        match self.files.get(&pid) {
+            Some(f) => match &f.io {
+                Ok(file) => read_generated(file, &mut self.buf)
+                    .map_err(|_| Unread::Gone)
+                    .and_then(|text| parse_io(text.as_bytes())),
+                Err(e) => Err(*e),
+            },
+            None => Proc::open(&self.root, pid)?.io(),
+        }
+    }
+
+    /// Closes the files of every process `keep` does not name by (pid, start).
+    pub fn retain(&mut self, keep: impl Fn(u32, u64) -> bool) {
+        self.files.retain(|pid, f| keep(*pid, f.start_ticks));
+    }
+
+    /// Processes kept open now.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+// Reading a process that exits is tested in `tests/jobs.rs`: spawning a child here would race
+// with the lib tests that take and drop a state directory's lock.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn files_are_kept_up_to_the_cap_and_dropped_when_not_retained() {
+        let me = std::process::id();
+        let mut kept = Kept::new(PathBuf::from("/proc"));
+        let start = kept.stat(me).expect("this process").start_ticks;
+        kept.retain(|pid, s| pid == me && s == start);
+        assert_eq!(kept.len(), 1);
+        kept.retain(|_, _| false);
+        assert_eq!(kept.len(), 0);
+        // Past the cap a process is still read, by opening it.
+        let proc = Proc::open(Path::new("/proc"), me).expect("open");
+        for fake in 0..KEPT_PROCESSES as u32 {
+            kept.adopt(u32::MAX - fake, &proc, start);
+        }
+        assert_eq!(kept.len(), KEPT_PROCESSES);
+        assert_eq!(kept.stat(me).map(|s| s.start_ticks), Ok(start));
+        assert_eq!(kept.len(), KEPT_PROCESSES, "not kept past the cap");
+    }
+}
