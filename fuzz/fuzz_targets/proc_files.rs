@@ -1,7 +1,8 @@
 //! Fuzz target `proc_files`: the texts the jobs source reads from `/proc` and cgroupfs, which
 //! other users' processes shape (a cgroup path is any name its creator chose): a
 //! `/proc/<pid>/cgroup` through `cgroup::identify` and `cgroup::v2_path`, `/proc/self/mounts`
-//! through `parse_cgroup2_mount`, and a cgroup's `io.pressure` through `parse_psi`. None may
+//! through `parse_cgroup2_mount`, a cgroup's `io.pressure` through `parse_psi`, and its `io.stat`
+//! and v1 `blkio` files through `parse_io_stat` and `parse_blkio`. None may
 //! panic, and what `identify` finds keeps each kind's shape: a Slurm id of digits (and `_`), a
 //! container of 64 hex digits, a pod UID of 36, and a v2 folder that leads the process's v2 path.
 #![no_main]
@@ -9,6 +10,7 @@
 use libfuzzer_sys::fuzz_target;
 use shared::JobKind;
 use vramio::collect::sources::jobs::cgroup::{identify, v2_path};
+use vramio::collect::sources::jobs::cgroup_io::{parse_blkio, parse_io_stat};
 use vramio::collect::sources::jobs::parse_cgroup2_mount;
 use vramio::collect::sources::system::parse_psi;
 
@@ -18,6 +20,13 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = parse_cgroup2_mount(text);
     let _ = parse_psi(text);
+    // Every device read has both byte counts; a v1 file read alone has no request counts.
+    let _ = parse_io_stat(text);
+    let (bytes, ios) = text.split_once('\n').unwrap_or((text, ""));
+    for d in parse_blkio(bytes, None).values() {
+        assert!(d.read_ios.is_none() && d.write_ios.is_none(), "{d:?}");
+    }
+    let _ = parse_blkio(bytes, Some(ios));
     let path = v2_path(text);
     let Some(found) = identify(text) else {
         return;

@@ -139,6 +139,9 @@ fn jobs(i: u64) -> Vec<Job> {
             cpu_pct: Some(Percent(300.0)),
             io: Some(JobIo {
                 counter: IoCounter::ProcIo,
+                read_iops: None,
+                write_iops: None,
+                devices: Vec::new(),
                 read_bytes_per_sec: Some(BytesPerSec(
                     if j == 0 { 700.0 } else { 20.0 } * MIB * (1.0 + noise(i, u64::from(j))),
                 )),

@@ -115,6 +115,9 @@ pub enum IoCounter {
     /// counted when it dirties the cache, not when it reaches the disk. Network filesystems
     /// (NFS, Lustre, CephFS) are not counted.
     ProcIo,
+    /// The job's cgroup v2 `io.stat`: bytes and requests the job's cgroup issued to each block
+    /// device, its exited processes included. Network filesystems are not counted either.
+    CgroupIoStat,
 }
 
 /// A job's disk I/O over the time since the previous tick.
@@ -129,6 +132,27 @@ pub struct JobIo {
     /// Processes whose counters could not be read (they are not in the sums).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unreadable: u32,
+    /// Read and write requests per second (`cgroup_io_stat` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_iops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_iops: Option<f64>,
+    /// Each block device the job did I/O on, by the kernel's name (`cgroup_io_stat` only; the
+    /// totals leave out device-mapper and md devices, whose I/O their disks count again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<JobDeviceIo>,
+}
+
+/// A job's I/O on one block device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JobDeviceIo {
+    pub name: String,
+    pub read_bytes_per_sec: BytesPerSec,
+    pub write_bytes_per_sec: BytesPerSec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_iops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_iops: Option<f64>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -184,6 +208,9 @@ impl IoCounter {
             IoCounter::ProcIo => {
                 "block-layer bytes from /proc/<pid>/io; page-cache hits and NFS, Lustre or CephFS reads are not counted"
             }
+            IoCounter::CgroupIoStat => {
+                "the job's cgroup io.stat, per device, exited processes included; page-cache hits and NFS, Lustre or CephFS reads are not counted"
+            }
         }
     }
 }
@@ -216,11 +243,28 @@ impl Job {
         });
         let rate = |r: Option<BytesPerSec>| r.map_or_else(|| "—".to_owned(), format_rate);
         match (&self.io, &self.io_absent) {
-            (Some(io), _) => s.push_str(&format!(
-                "; read {}, write {}",
-                rate(io.read_bytes_per_sec),
-                rate(io.write_bytes_per_sec)
-            )),
+            (Some(io), _) => {
+                s.push_str(&format!(
+                    "; read {}, write {}",
+                    rate(io.read_bytes_per_sec),
+                    rate(io.write_bytes_per_sec)
+                ));
+                let devices: Vec<String> = io
+                    .devices
+                    .iter()
+                    .map(|d| {
+                        format!(
+                            "{} {}/{}",
+                            d.name,
+                            format_rate(d.read_bytes_per_sec),
+                            format_rate(d.write_bytes_per_sec)
+                        )
+                    })
+                    .collect();
+                if !devices.is_empty() {
+                    s.push_str(&format!(" ({})", devices.join(", ")));
+                }
+            }
             (None, Some(why)) => s.push_str(&format!("; I/O unknown: {why}")),
             (None, None) => s.push_str("; I/O unknown"),
         }
@@ -303,6 +347,9 @@ mod tests {
         );
         j.io_absent = None;
         j.io = Some(JobIo {
+            read_iops: None,
+            write_iops: None,
+            devices: Vec::new(),
             counter: IoCounter::ProcIo,
             read_bytes_per_sec: Some(BytesPerSec(2.0 * 1024.0 * 1024.0)),
             write_bytes_per_sec: None,

@@ -22,7 +22,7 @@ pub use frame::{
     Mount, MountKind, NvmlStatus, Presence, ProcessApi, Psi, Source, SourceCost, SourceError,
     SystemStats,
 };
-pub use jobs::{IoCounter, Job, JobGpu, JobIo, JobKind, JobPsi};
+pub use jobs::{IoCounter, Job, JobDeviceIo, JobGpu, JobIo, JobKind, JobPsi};
 pub use protocol::{ClientMsg, ErrorCode, HostState, PROTOCOL_VERSION, ServerMsg};
 pub use summary::{DiskBrief, GpuBrief, HostSummary, JobBrief};
 pub use units::{Bytes, BytesPerSec, Percent};

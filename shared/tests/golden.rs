@@ -178,6 +178,9 @@ fn full_frame() -> Frame {
             cpu_pct: Some(Percent(310.0)),
             io: Some(JobIo {
                 counter: IoCounter::ProcIo,
+                read_iops: None,
+                write_iops: None,
+                devices: Vec::new(),
                 read_bytes_per_sec: Some(BytesPerSec(912_000_000.0)),
                 write_bytes_per_sec: Some(BytesPerSec(0.0)),
                 unreadable: 0,

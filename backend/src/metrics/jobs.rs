@@ -81,6 +81,35 @@ pub(super) fn encode(s: &Scrape, out: &mut Out) -> fmt::Result {
          write_bytes, counted when the page cache is dirtied).",
         io(|io| io.write_bytes_per_sec.map(|r| r.0)),
     )?;
+    let per_device = |pick: fn(&shared::JobDeviceIo) -> Option<f64>| {
+        s.jobs().flat_map(move |(h, j)| {
+            j.io.iter().flat_map(|io| &io.devices).filter_map(move |d| {
+                let mut labels = s.job_labels(h, j);
+                labels.push(("device", Cow::Borrowed(d.name.as_str())));
+                Some((labels, pick(d)?))
+            })
+        })
+    };
+    out.gauge(
+        "vramio_job_device_read_bytes_per_second",
+        "Bytes the job's cgroup read from one block device per second (cgroup v2 io.stat).",
+        per_device(|d| Some(d.read_bytes_per_sec.0)),
+    )?;
+    out.gauge(
+        "vramio_job_device_write_bytes_per_second",
+        "Bytes the job's cgroup wrote to one block device per second (cgroup v2 io.stat).",
+        per_device(|d| Some(d.write_bytes_per_sec.0)),
+    )?;
+    out.gauge(
+        "vramio_job_device_reads_per_second",
+        "Read requests the job's cgroup issued to one block device per second (io.stat rios).",
+        per_device(|d| d.read_iops),
+    )?;
+    out.gauge(
+        "vramio_job_device_writes_per_second",
+        "Write requests the job's cgroup issued to one block device per second (io.stat wios).",
+        per_device(|d| d.write_iops),
+    )?;
     let each = |pick: fn(&Job) -> Option<f64>| {
         s.jobs()
             .filter_map(move |(h, j)| Some((s.job_labels(h, j), pick(j)?)))

@@ -348,3 +348,32 @@ fn each_job_has_its_verdict_and_whom_it_contends_with() {
     .expect("encodes");
     assert!(samples(&bare, "vramio_job_verdict").is_empty());
 }
+
+#[test]
+fn a_jobs_cgroup_io_is_per_device() {
+    let (mut frame, diagnosis) = golden();
+    let io = frame.jobs[0].io.as_mut().expect("the golden job's io");
+    io.counter = shared::IoCounter::CgroupIoStat;
+    io.devices = vec![shared::JobDeviceIo {
+        name: "nvme1n1".into(),
+        read_bytes_per_sec: shared::BytesPerSec(5.0e8),
+        write_bytes_per_sec: shared::BytesPerSec(1.0e6),
+        read_iops: Some(4000.0),
+        write_iops: None,
+    }];
+    let text = Scrape {
+        options: Options::default(),
+        hosts: vec![HostData::up("gpu-node-7", frame, Some(diagnosis))],
+        viewers: None,
+    }
+    .render()
+    .expect("encodes");
+    let reads = samples(&text, "vramio_job_device_read_bytes_per_second");
+    assert_eq!(reads.len(), 1);
+    assert!(reads[0].contains("device=\"nvme1n1\""), "{}", reads[0]);
+    assert_eq!(value(reads[0]), 5.0e8);
+    let ops = samples(&text, "vramio_job_device_reads_per_second");
+    assert_eq!(ops.iter().map(|l| value(l)).collect::<Vec<_>>(), [4000.0]);
+    // Not measured: no sample, never 0.
+    assert!(samples(&text, "vramio_job_device_writes_per_second").is_empty());
+}

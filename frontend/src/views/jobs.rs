@@ -302,6 +302,24 @@ fn JobDetail(job: Job, verdict: Option<JobDiagnosis>) -> impl IntoView {
         (None, Some(why)) => format!("I/O unknown: {why}"),
         (None, None) => format!("I/O {DASH}"),
     };
+    let devices = job.io.as_ref().map(|io| {
+        io.devices
+            .iter()
+            .map(|d| {
+                let iops = match (d.read_iops, d.write_iops) {
+                    (Some(r), Some(w)) => format!(", {r:.0} reads/s, {w:.0} writes/s"),
+                    _ => String::new(),
+                };
+                let line = format!(
+                    "{}: read {}, write {}{iops}",
+                    d.name,
+                    opt_mib_s(Some(d.read_bytes_per_sec)),
+                    opt_mib_s(Some(d.write_bytes_per_sec))
+                );
+                view! { <li data-testid="job-device">{line}</li> }
+            })
+            .collect_view()
+    });
     let procs = format!(
         "{} GPU processes (pids {}), {} others; RSS {}, CPU {}",
         job.gpu_pids.len(),
@@ -328,6 +346,7 @@ fn JobDetail(job: Job, verdict: Option<JobDiagnosis>) -> impl IntoView {
                     {why}
                     {gpus}
                     <li data-testid="job-io">{io}</li>
+                    {devices}
                     <li>{procs}</li>
                     {psi.map(|p| view! { <li>{p}</li> })}
                 </ul>

@@ -78,6 +78,8 @@ struct JobSeries {
     label: String,
     gpus: Vec<u32>,
     reads: Moments,
+    /// Reads per device by name, where the job's counters are its cgroup's (`io.stat`).
+    reads_by_device: Vec<(String, Moments)>,
     writes_by_frame: Vec<Option<f64>>,
     write_median: Option<f64>,
 }
@@ -103,6 +105,7 @@ fn gather(frames: &[Frame]) -> Vec<JobSeries> {
             label: j.label(),
             gpus: j.gpus.iter().map(|g| g.index).collect(),
             reads: Moments::default(),
+            reads_by_device: Vec::new(),
             writes_by_frame: vec![None; frames.len()],
             write_median: None,
         })
@@ -120,6 +123,16 @@ fn gather(frames: &[Frame]) -> Vec<JobSeries> {
             };
             if let Some(r) = io.read_bytes_per_sec {
                 s.reads.add(r.0);
+            }
+            for d in &io.devices {
+                let pos = match s.reads_by_device.iter().position(|(n, _)| *n == d.name) {
+                    Some(p) => p,
+                    None => {
+                        s.reads_by_device.push((d.name.clone(), Moments::default()));
+                        s.reads_by_device.len() - 1
+                    }
+                };
+                s.reads_by_device[pos].1.add(d.read_bytes_per_sec.0);
             }
             s.writes_by_frame[i] = io.write_bytes_per_sec.map(|w| w.0);
         }
@@ -283,12 +296,32 @@ fn node(id: NodeId, r: &NodeResult) -> PathNode {
     }
 }
 
-/// The job reading the most from the busy device other than job `k`: `(index, mean bytes/s)`.
-fn top_other_reader(jobs: &[JobSeries], k: usize) -> Option<(usize, f64)> {
+impl JobSeries {
+    /// Its mean reads from `device`: from its per-device counters where it has them (a device
+    /// it never read from is a measured 0), else all its reads (its processes' counters do not
+    /// say which device).
+    fn reads_from(&self, device: &str) -> Option<f64> {
+        let mean = if self.reads_by_device.is_empty() {
+            self.reads.mean()
+        } else {
+            Some(
+                self.reads_by_device
+                    .iter()
+                    .find(|(n, _)| n == device)
+                    .and_then(|(_, m)| m.mean())
+                    .unwrap_or(0.0),
+            )
+        };
+        mean.map(|m| m.min(f64::MAX))
+    }
+}
+
+/// The job reading the most from `device` other than job `k`: `(index, mean bytes/s)`.
+fn top_other_reader(jobs: &[JobSeries], k: usize, device: &str) -> Option<(usize, f64)> {
     jobs.iter()
         .enumerate()
         .filter(|(i, _)| *i != k)
-        .filter_map(|(i, j)| Some((i, j.reads.mean()?.min(f64::MAX))))
+        .filter_map(|(i, j)| Some((i, j.reads_from(device)?)))
         .reduce(|a, b| if b.1 > a.1 { b } else { a })
 }
 
@@ -348,7 +381,7 @@ fn branch(
             .unwrap_or(0.0)
             .min(f64::MAX);
         let share_level = (th.job_read_fraction * device_mean).min(f64::MAX);
-        let own = job.reads.mean().map(|m| m.min(f64::MAX));
+        let own = job.reads_from(&dev);
         let mut ev = ctx.ev(
             Metric::JobReadRateMean,
             Some(&job.label),
@@ -360,7 +393,7 @@ fn branch(
             None => "this job's reads were not measured (see its I/O)".to_owned(),
         });
         disk.evidence.push(ev);
-        let other = top_other_reader(jobs, k).filter(|(_, r)| {
+        let other = top_other_reader(jobs, k, &dev).filter(|(_, r)| {
             *r >= share_level && own.is_none_or(|o| *r > o) && *r >= th.min_read_bytes_per_sec
         });
         let contention = other.map(|(i, r)| {

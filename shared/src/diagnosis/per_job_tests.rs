@@ -31,6 +31,9 @@ fn job(id: &str, gpu: u32, io: Option<(f64, f64)>) -> Job {
         cpu_pct: None,
         io: io.map(|(r, w)| JobIo {
             counter: IoCounter::ProcIo,
+            read_iops: None,
+            write_iops: None,
+            devices: Vec::new(),
             read_bytes_per_sec: Some(BytesPerSec(r * MIB as f64)),
             write_bytes_per_sec: Some(BytesPerSec(w * MIB as f64)),
             unreadable: 0,
@@ -332,4 +335,54 @@ fn run_frames() -> Vec<Frame> {
         f.gpus = vec![gpu(0, 80, 60.0, 30.0), gpu(1, 80, 97.0, 90.0)];
         f.jobs = vec![job_on("100", 0), job_on("200", 1)];
     })
+}
+
+/// `job` reading `mib` MiB/s from `device` alone, by its cgroup's per-device counters.
+fn on_device(mut j: Job, device: &str, mib: f64) -> Job {
+    let rate = BytesPerSec(mib * MIB as f64);
+    j.io = Some(JobIo {
+        counter: IoCounter::CgroupIoStat,
+        read_bytes_per_sec: Some(rate),
+        write_bytes_per_sec: Some(BytesPerSec(0.0)),
+        unreadable: 0,
+        read_iops: Some(100.0),
+        write_iops: Some(0.0),
+        devices: vec![crate::jobs::JobDeviceIo {
+            name: device.to_owned(),
+            read_bytes_per_sec: rate,
+            write_bytes_per_sec: BytesPerSec(0.0),
+            read_iops: Some(100.0),
+            write_iops: Some(0.0),
+        }],
+    });
+    j
+}
+
+#[test]
+fn per_device_reads_tell_which_job_reads_the_busy_device() {
+    // Job 100 reads a lot, but from another disk; job 200 reads the busy nvme0n1.
+    let d = run(&two_jobs(60, 30.0, 90.0, |_| {
+        vec![
+            on_device(job("100", 0, None), "nvme1n1", 800.0),
+            on_device(job("200", 1, None), "nvme0n1", 850.0),
+        ]
+    }));
+    let starved = of(&d, "100");
+    assert_eq!(starved.verdict, Verdict::InputBoundDisk);
+    let c = starved.contention.as_ref().expect("contention");
+    assert_eq!(c.id, "200");
+    assert_eq!(
+        c.own_read_bytes_per_sec,
+        Some(0.0),
+        "a measured 0 on that device"
+    );
+    let own = starved.findings[0]
+        .evidence
+        .iter()
+        .find(|e| {
+            e.metric == Metric::JobReadRateMean
+                && e.subject.as_deref() == Some("slurm 100.0 (python)")
+        })
+        .expect("own reads");
+    assert_eq!(own.value, Some(0.0));
 }

@@ -6,8 +6,8 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use shared::{
     BlockCounters, BlockDevice, Bytes, BytesPerSec, Frame, Gpu, GpuApis, GpuMemory, GpuProcess,
-    Job, JobGpu, JobIo, JobPsi, Mount, NvmlStatus, Percent, Psi, SourceCost, SourceError,
-    SystemStats,
+    Job, JobDeviceIo, JobGpu, JobIo, JobPsi, Mount, NvmlStatus, Percent, Psi, SourceCost,
+    SourceError, SystemStats,
 };
 
 static HOSTS: [&str; 3] = ["gpu-node-7", "node1", ""];
@@ -312,18 +312,47 @@ fn job_gpu(f: Floats) -> impl Strategy<Value = JobGpu> {
 }
 
 fn job_io(f: Floats) -> impl Strategy<Value = JobIo> {
-    (
-        one_of(),
-        opt(float(f, 0.0..4e9).prop_map(BytesPerSec)),
-        opt(float(f, 0.0..4e9).prop_map(BytesPerSec)),
-        int32(0..3),
+    let device = (
+        name(&DEVICES),
+        float(f, 0.0..4e9).prop_map(BytesPerSec),
+        float(f, 0.0..4e9).prop_map(BytesPerSec),
+        opt(float(f, 0.0..1e6)),
+        opt(float(f, 0.0..1e6)),
     )
         .prop_map(
-            |(counter, read_bytes_per_sec, write_bytes_per_sec, unreadable)| JobIo {
+            |(name, read_bytes_per_sec, write_bytes_per_sec, read_iops, write_iops)| JobDeviceIo {
+                name,
+                read_bytes_per_sec,
+                write_bytes_per_sec,
+                read_iops,
+                write_iops,
+            },
+        );
+    (
+        (
+            one_of(),
+            opt(float(f, 0.0..4e9).prop_map(BytesPerSec)),
+            opt(float(f, 0.0..4e9).prop_map(BytesPerSec)),
+            int32(0..3),
+        ),
+        (
+            opt(float(f, 0.0..1e6)),
+            opt(float(f, 0.0..1e6)),
+            vec(device, 0..=2),
+        ),
+    )
+        .prop_map(
+            |(
+                (counter, read_bytes_per_sec, write_bytes_per_sec, unreadable),
+                (read_iops, write_iops, devices),
+            )| JobIo {
                 counter,
                 read_bytes_per_sec,
                 write_bytes_per_sec,
                 unreadable,
+                read_iops,
+                write_iops,
+                devices,
             },
         )
 }

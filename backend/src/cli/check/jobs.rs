@@ -23,6 +23,14 @@ pub struct JobReport<'a> {
     pub read_bytes_per_sec: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_bytes_per_sec: Option<f64>,
+    /// Read and write requests per second (from the cgroup's `io.stat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_iops: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_iops: Option<f64>,
+    /// Each block device, by name (from the cgroup's `io.stat`).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub io_devices: &'a [shared::JobDeviceIo],
     /// Which counters the two rates come from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io_counter: Option<IoCounter>,
@@ -87,6 +95,9 @@ impl<'a> JobReport<'a> {
             gpu_pids: &job.gpu_pids,
             read_bytes_per_sec: io.and_then(|io| io.read_bytes_per_sec).map(|r| r.0),
             write_bytes_per_sec: io.and_then(|io| io.write_bytes_per_sec).map(|r| r.0),
+            read_iops: io.and_then(|io| io.read_iops),
+            write_iops: io.and_then(|io| io.write_iops),
+            io_devices: io.map_or(&[], |io| io.devices.as_slice()),
             io_counter: io.map(|io| io.counter),
             io_absent: job.io_absent.as_deref(),
             io_unreadable: io.map(|io| io.unreadable).filter(|n| *n > 0),

@@ -243,3 +243,69 @@ fn finds_the_cgroup2_mount_on_unified_and_hybrid_hosts() {
         None
     );
 }
+
+/// A Slurm job whose v2 cgroup has `io.stat`: its I/O is the cgroup's, per device by name, with
+/// IOPS; the totals leave out a device-mapper device that its disk counts again; where the file
+/// is not (no `io` controller), the processes' `/proc/<pid>/io` sums stand.
+#[test]
+fn a_cgroup_with_io_stat_gives_the_jobs_io_per_device() {
+    let proc = FakeProc::new();
+    let root = proc.0.path();
+    // The job's own cgroup (its steps are below it): where its io.stat is read.
+    let job_dir = "system.slice/slurmstepd.scope/job_5";
+    proc.process(90, "python", 1, 1000, &format!("0::/{job_dir}/step_0\n"));
+    let cg = root.join("cgroup2");
+    fs::create_dir_all(cg.join(job_dir)).expect("mkdir");
+    let sys = root.join("sys");
+    fs::create_dir_all(sys.join("dev/block")).expect("mkdir");
+    std::os::unix::fs::symlink("../../devices/virtual/nvme1n1", sys.join("dev/block/259:1"))
+        .expect("link");
+    std::os::unix::fs::symlink(
+        "../../devices/virtual/block/dm-0",
+        sys.join("dev/block/253:0"),
+    )
+    .expect("link");
+    let write_stat = |r: u64, w: u64, ios: u64| {
+        fs::write(
+            cg.join(job_dir).join("io.stat"),
+            format!(
+                "259:1 rbytes={r} wbytes={w} rios={ios} wios=1 dbytes=0 dios=0\n\
+                 253:0 rbytes={r} wbytes={w} rios={ios} wios=1 dbytes=0 dios=0\n"
+            ),
+        )
+        .expect("io.stat")
+    };
+    write_stat(0, 0, 0);
+    let mut jobs = ProcJobs::new(root.to_owned(), Some(cg.clone()))
+        .with_sys(sys)
+        .with_period(Duration::ZERO);
+    let gpus = [gpu(0, 50.0, &[(90, Some(100))])];
+    let first = jobs.sample(&gpus);
+    let io = first[0].io.as_ref().expect("io");
+    assert_eq!(io.counter, IoCounter::CgroupIoStat);
+    assert_eq!(io.read_bytes_per_sec, None, "a rate needs two readings");
+    std::thread::sleep(Duration::from_millis(200));
+    write_stat(100 << 20, 10 << 20, 800);
+    let second = jobs.sample(&gpus);
+    let io = second[0].io.as_ref().expect("io");
+    let names: Vec<&str> = io.devices.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["dm-0", "nvme1n1"]);
+    let read = io.read_bytes_per_sec.expect("a read rate").0;
+    let nvme = &io.devices[1];
+    assert_eq!(read, nvme.read_bytes_per_sec.0, "dm-0 is not counted twice");
+    // 100 MiB over about 0.2 s.
+    assert!(
+        read > 100.0 * 1024.0 * 1024.0 && read < 600.0 * 1024.0 * 1024.0,
+        "{read}"
+    );
+    assert!(nvme.read_iops.is_some_and(|r| r > 800.0));
+    assert_eq!(io.read_iops, nvme.read_iops);
+    assert_eq!(second[0].io_absent, None);
+    // No io.stat (the controller is off there): the processes' counters.
+    fs::remove_file(cg.join(job_dir).join("io.stat")).expect("rm");
+    let third = jobs.sample(&gpus);
+    assert_eq!(
+        third[0].io.as_ref().map(|io| io.counter),
+        Some(IoCounter::ProcIo)
+    );
+}

@@ -13,15 +13,18 @@
 //! rebuilt every tick from the frame's GPUs, so it never lags the GPU cards.
 
 pub mod cgroup;
+pub mod cgroup_io;
 pub mod kept;
 pub mod procs;
 pub mod tree;
 
 use crate::collect::sources::system::parse_psi;
+use cgroup_io::{DevNum, DeviceIo};
 use kept::Kept;
 use procs::{IoBytes, Proc, Stat, Unread};
 use shared::{
-    Bytes, BytesPerSec, Gpu, IoCounter, Job, JobGpu, JobIo, JobKind, JobPsi, Percent, Presence,
+    Bytes, BytesPerSec, Gpu, IoCounter, Job, JobDeviceIo, JobGpu, JobIo, JobKind, JobPsi, Percent,
+    Presence,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -99,6 +102,12 @@ pub struct ProcJobs {
     members: Option<(Instant, Members)>,
     /// Their `stat` and `io` files, kept open.
     kept: Kept,
+    /// Where sysfs is (device names).
+    sys_root: PathBuf,
+    /// Each cgroup job's `io.stat` at its last measurement.
+    cgroup_io: HashMap<JobKey, (Instant, BTreeMap<DevNum, DeviceIo>)>,
+    /// Block device names by number.
+    dev_names: HashMap<DevNum, Option<String>>,
     /// [`JOB_PERIOD`], shorter in tests.
     period: Duration,
     ticks_per_sec: u64,
@@ -118,6 +127,9 @@ impl ProcJobs {
     pub fn new(proc_root: PathBuf, cgroup2: Option<PathBuf>) -> Self {
         ProcJobs {
             kept: Kept::new(proc_root.clone()),
+            sys_root: PathBuf::from("/sys"),
+            cgroup_io: HashMap::new(),
+            dev_names: HashMap::new(),
             proc_root,
             cgroup2: Some(cgroup2),
             facts: HashMap::new(),
@@ -128,6 +140,12 @@ impl ProcJobs {
             ticks_per_sec: procfs::ticks_per_second().max(1),
             page_size: procfs::page_size(),
         }
+    }
+
+    /// Names block devices from `sys` instead of `/sys` (tests).
+    pub fn with_sys(mut self, sys: PathBuf) -> Self {
+        self.sys_root = sys;
+        self
     }
 
     /// Measures again after `period` instead of [`JOB_PERIOD`] (tests).
@@ -199,6 +217,7 @@ impl ProcJobs {
             .flat_map(|g| g.gpu_pids.iter().copied())
             .collect();
         let mut seen_counters = HashSet::new();
+        let mut seen_cgroups = HashSet::new();
         let mut measured = Vec::new();
         for (key, group) in groups {
             let cached = known
@@ -223,6 +242,8 @@ impl ProcJobs {
                     whole,
                 ),
             );
+            let cgroup_io = self.read_cgroup_io(&key, group.v2_dir.as_deref(), now);
+            seen_cgroups.insert(key.clone());
             let (kind, id, _) = key;
             let mut totals = Totals::default();
             for (pid, stat) in &members {
@@ -243,7 +264,11 @@ impl ProcJobs {
                 .iter()
                 .filter(|(pid, _)| !group.gpu_pids.contains(pid))
                 .count();
-            let (io, io_absent) = totals.io();
+            // The cgroup's own counters where the kernel keeps them, else its processes' sums.
+            let (io, io_absent) = match cgroup_io {
+                Some(io) => (Some(io), None),
+                None => totals.io(),
+            };
             let psi = |file: &str| self.psi(group.v2_dir.as_deref(), file);
             measured.push(Measured {
                 job: Job {
@@ -270,6 +295,7 @@ impl ProcJobs {
             });
         }
         self.counters.retain(|k, _| seen_counters.contains(k));
+        self.cgroup_io.retain(|k, _| seen_cgroups.contains(k));
         self.kept.retain(|pid, start| {
             seen_counters.contains(&(pid, start)) || seen_facts.contains(&(pid, start))
         });
@@ -387,6 +413,78 @@ impl ProcJobs {
             out.push((pid, stat));
         }
         (out, whole)
+    }
+
+    /// The job's I/O from its cgroup v2 `io.stat`, per device, with rates over the time since its
+    /// last reading; `None` where the file is not there (no `io` controller in that subtree, a
+    /// job without a v2 cgroup).
+    fn read_cgroup_io(
+        &mut self,
+        key: &JobKey,
+        v2_dir: Option<&str>,
+        now: Instant,
+    ) -> Option<JobIo> {
+        let path = self
+            .cgroup2
+            .as_ref()?
+            .as_ref()?
+            .join(v2_dir?.trim_start_matches('/'))
+            .join("io.stat");
+        let text = std::fs::read_to_string(path).ok()?;
+        let current = cgroup_io::parse_io_stat(&text);
+        let prev = self.cgroup_io.insert(key.clone(), (now, current.clone()));
+        let mut io = JobIo {
+            counter: IoCounter::CgroupIoStat,
+            read_bytes_per_sec: None,
+            write_bytes_per_sec: None,
+            unreadable: 0,
+            read_iops: None,
+            write_iops: None,
+            devices: Vec::new(),
+        };
+        let Some((then, before)) = prev else {
+            return Some(io);
+        };
+        let secs = now.saturating_duration_since(then).as_secs_f64();
+        if secs <= 0.0 {
+            return Some(io);
+        }
+        let rate = |a: u64, b: u64| a.saturating_sub(b) as f64 / secs;
+        let ios = |a: Option<u64>, b: Option<u64>| Some(rate(a?, b.unwrap_or(0)));
+        for (dev, now_io) in &current {
+            // A device not listed before had no I/O in this cgroup then.
+            let old = before.get(dev).copied().unwrap_or_default();
+            let name = self
+                .dev_names
+                .entry(*dev)
+                .or_insert_with(|| cgroup_io::device_name(&self.sys_root, *dev))
+                .clone()
+                .unwrap_or_else(|| format!("{}:{}", dev.0, dev.1));
+            io.devices.push(JobDeviceIo {
+                name,
+                read_bytes_per_sec: BytesPerSec(rate(now_io.read_bytes, old.read_bytes)),
+                write_bytes_per_sec: BytesPerSec(rate(now_io.write_bytes, old.write_bytes)),
+                read_iops: ios(now_io.read_ios, old.read_ios),
+                write_iops: ios(now_io.write_ios, old.write_ios),
+            });
+        }
+        // Device-mapper and md devices pass their I/O on to disks that count it again.
+        let stacked = |n: &str| n.starts_with("dm-") || n.starts_with("md");
+        let physical = io.devices.iter().any(|d| !stacked(&d.name));
+        let counted: Vec<&JobDeviceIo> = io
+            .devices
+            .iter()
+            .filter(|d| !(physical && stacked(&d.name)))
+            .collect();
+        io.read_bytes_per_sec = Some(BytesPerSec(
+            counted.iter().map(|d| d.read_bytes_per_sec.0).sum(),
+        ));
+        io.write_bytes_per_sec = Some(BytesPerSec(
+            counted.iter().map(|d| d.write_bytes_per_sec.0).sum(),
+        ));
+        io.read_iops = counted.iter().map(|d| d.read_iops).sum();
+        io.write_iops = counted.iter().map(|d| d.write_iops).sum();
+        Some(io)
     }
 
     /// One pressure file of the job's cgroup, where the kernel has it.
@@ -515,6 +613,9 @@ impl Totals {
         }
         let io = JobIo {
             counter: IoCounter::ProcIo,
+            read_iops: None,
+            write_iops: None,
+            devices: Vec::new(),
             read_bytes_per_sec: self.read_rate.map(BytesPerSec),
             write_bytes_per_sec: self.write_rate.map(BytesPerSec),
             unreadable: self.io_denied,
