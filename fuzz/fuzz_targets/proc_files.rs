@@ -42,7 +42,9 @@ fuzz_target!(|data: &[u8]| {
         }
         JobKind::Pod => assert_eq!(found.id.len(), 36, "{found:?}"),
         JobKind::Unit => assert!(found.id.ends_with(".service"), "{found:?}"),
-        JobKind::Process => panic!("a cgroup never names a process-tree job"),
+        JobKind::Process | JobKind::Hpc => {
+            panic!("a cgroup never names a process-tree or mapped job")
+        }
     }
     assert!(
         !found.dir.split('/').any(|p| p == "." || p == ".."),

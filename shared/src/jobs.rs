@@ -27,6 +27,9 @@ pub enum JobKind {
     /// None of the above: the topmost process of the same user below a shell, tmux, screen,
     /// sshd or init (`id` its pid).
     Process,
+    /// A job named by the site's scheduler in dcgm-exporter's HPC job-mapping files
+    /// (`--job-map-dir`): `id` the job id written for the GPUs its processes are on.
+    Hpc,
 }
 
 impl JobKind {
@@ -38,6 +41,7 @@ impl JobKind {
             JobKind::Container => "container",
             JobKind::Unit => "unit",
             JobKind::Process => "process",
+            JobKind::Hpc => "hpc",
         }
     }
 }

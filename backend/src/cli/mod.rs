@@ -138,6 +138,7 @@ fn check(args: CheckArgs) -> ExitCode {
         tuning: args.logs.tuning(),
         interval: args.sampling.interval,
         nvml_lib: args.sampling.nvml_lib,
+        job_map_dir: args.sampling.job_map_dir,
         thresholds,
         host: hostname(),
     });
@@ -172,6 +173,7 @@ fn record(args: RecordArgs) -> anyhow::Result<()> {
             duration: args.duration,
             interval: args.sampling.interval,
             nvml_lib: args.sampling.nvml_lib,
+            job_map_dir: args.sampling.job_map_dir,
             host: hostname(),
         },
         stop,

@@ -27,6 +27,7 @@ pub struct RecordOptions {
     pub duration: Option<Duration>,
     pub interval: Duration,
     pub nvml_lib: Option<PathBuf>,
+    pub job_map_dir: Option<PathBuf>,
     pub host: String,
 }
 
@@ -35,7 +36,7 @@ pub fn run(opts: RecordOptions, stop: Arc<Stop>) -> anyhow::Result<u64> {
     let file = create(&opts.out, opts.existing)?;
     let mut out = std::io::BufWriter::new(file);
     let mut sampler = Sampler::new(
-        Sources::system_default(opts.nvml_lib.clone()),
+        Sources::system_default(opts.nvml_lib.clone()).with_job_map(opts.job_map_dir.clone()),
         SamplerConfig {
             host: opts.host.clone(),
             interval: opts.interval,

@@ -33,6 +33,7 @@ pub struct CheckOptions {
     pub tuning: crate::ingest::source::Tuning,
     pub interval: Duration,
     pub nvml_lib: Option<PathBuf>,
+    pub job_map_dir: Option<PathBuf>,
     pub thresholds: Thresholds,
     pub host: String,
 }
@@ -209,7 +210,11 @@ fn live(opts: &CheckOptions) -> Result<(Vec<Frame>, Vec<String>), String> {
     let mut sources = Sources::system_default(opts.nvml_lib.clone());
     // A one-shot window: the jobs' processes are measured twice within it (at least), so their
     // rates are known by its end, where `serve` measures them every JOB_PERIOD for its cost.
-    sources.jobs = Box::new(ProcJobs::system().with_period((opts.window / 2).min(JOB_PERIOD)));
+    sources.jobs = Box::new(
+        ProcJobs::system()
+            .with_period((opts.window / 2).min(JOB_PERIOD))
+            .with_job_map(opts.job_map_dir.clone()),
+    );
     let mut sampler = Sampler::new(
         sources,
         SamplerConfig {

@@ -217,6 +217,11 @@ pub struct SamplingArgs {
     /// Load this libnvidia-ml instead of the system's (e.g. a test double).
     #[arg(long, env = "VRAMIO_NVML_LIB", value_name = "PATH")]
     pub nvml_lib: Option<PathBuf>,
+    /// Name jobs from dcgm-exporter's HPC job-mapping files: one file per GPU index holding the
+    /// ids of the jobs on it, one per line (for processes no Slurm, pod, container or unit cgroup
+    /// names).
+    #[arg(long, env = "VRAMIO_JOB_MAP_DIR", value_name = "DIR")]
+    pub job_map_dir: Option<PathBuf>,
 }
 
 fn parse_window(s: &str) -> Result<Duration, String> {

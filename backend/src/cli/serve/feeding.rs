@@ -28,7 +28,8 @@ impl Feeding {
     ) -> anyhow::Result<Feeding> {
         match local {
             LocalHost::Sampled(hub) => {
-                let sources = Sources::system_default(sampling.nvml_lib.clone());
+                let sources = Sources::system_default(sampling.nvml_lib.clone())
+                    .with_job_map(sampling.job_map_dir.clone());
                 let diagnoser =
                     Diagnoser::new(thresholds, DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
                 let config = SamplerConfig {

@@ -66,7 +66,8 @@ async fn sample(args: StreamArgs, thresholds: shared::diagnosis::Thresholds) -> 
     let interval = args.sampling.interval;
     let config = HostFeedConfig::for_interval(interval).starting_at(sampler::now_ms());
     let hub = HostFeed::new(host.clone(), interval, config);
-    let sources = Sources::system_default(args.sampling.nvml_lib.clone());
+    let sources = Sources::system_default(args.sampling.nvml_lib.clone())
+        .with_job_map(args.sampling.job_map_dir.clone());
     let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
     let sampling = standby::spawn(
         sources,

@@ -122,4 +122,10 @@ impl Sources {
             jobs: Box::new(jobs::ProcJobs::system()),
         }
     }
+
+    /// These sources with the jobs named from dcgm-exporter's job-mapping folder `dir`, if any.
+    pub fn with_job_map(mut self, dir: Option<PathBuf>) -> Self {
+        self.jobs = Box::new(jobs::ProcJobs::system().with_job_map(dir));
+        self
+    }
 }

@@ -309,3 +309,53 @@ fn a_cgroup_with_io_stat_gives_the_jobs_io_per_device() {
         Some(IoCounter::ProcIo)
     );
 }
+
+/// With dcgm-exporter's mapping files, a process no cgroup names is the job its GPU's file names;
+/// one on a GPU whose file names two jobs stays a process tree, and a cgroup job keeps its own.
+#[test]
+fn mapping_files_name_the_jobs_no_cgroup_names() {
+    let proc = FakeProc::new();
+    let root = proc.0.path();
+    proc.process(
+        40,
+        "python",
+        1,
+        1000,
+        "0::/user.slice/user-1000.slice/session-3.scope\n",
+    );
+    proc.process(
+        41,
+        "python",
+        1,
+        1001,
+        "0::/user.slice/user-1000.slice/session-3.scope\n",
+    );
+    proc.process(
+        42,
+        "python",
+        1,
+        1002,
+        "0::/system.slice/slurmstepd.scope/job_9/step_0\n",
+    );
+    let map = root.join("job-map");
+    fs::create_dir_all(&map).expect("mkdir");
+    fs::write(map.join("0"), "4412\n").expect("write");
+    fs::write(map.join("1"), "1\n2\n").expect("write");
+    fs::write(map.join("2"), "5555\n").expect("write");
+    let mut jobs = proc.jobs().with_job_map(Some(map));
+    let found = jobs.sample(&[
+        gpu(0, 50.0, &[(40, Some(300))]),
+        gpu(1, 50.0, &[(41, Some(200))]),
+        gpu(2, 50.0, &[(42, Some(100))]),
+    ]);
+    let ids: Vec<(JobKind, &str)> = found.iter().map(|j| (j.kind, j.id.as_str())).collect();
+    assert_eq!(
+        ids,
+        [
+            (JobKind::Hpc, "4412"),
+            (JobKind::Process, "41"),
+            (JobKind::Slurm, "9")
+        ]
+    );
+    assert_eq!(found[0].label(), "hpc 4412 (python)");
+}

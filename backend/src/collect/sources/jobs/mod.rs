@@ -14,6 +14,7 @@
 
 pub mod cgroup;
 pub mod cgroup_io;
+pub mod job_map;
 pub mod kept;
 pub mod procs;
 pub mod tree;
@@ -108,6 +109,8 @@ pub struct ProcJobs {
     cgroup_io: HashMap<JobKey, (Instant, BTreeMap<DevNum, DeviceIo>)>,
     /// Block device names by number.
     dev_names: HashMap<DevNum, Option<String>>,
+    /// dcgm-exporter's job-mapping folder (`--job-map-dir`), read at each measurement.
+    job_map: Option<PathBuf>,
     /// [`JOB_PERIOD`], shorter in tests.
     period: Duration,
     ticks_per_sec: u64,
@@ -130,6 +133,7 @@ impl ProcJobs {
             sys_root: PathBuf::from("/sys"),
             cgroup_io: HashMap::new(),
             dev_names: HashMap::new(),
+            job_map: None,
             proc_root,
             cgroup2: Some(cgroup2),
             facts: HashMap::new(),
@@ -140,6 +144,13 @@ impl ProcJobs {
             ticks_per_sec: procfs::ticks_per_second().max(1),
             page_size: procfs::page_size(),
         }
+    }
+
+    /// Names the jobs of processes that no cgroup names from dcgm-exporter's job-mapping files
+    /// in `dir` ([`job_map`]).
+    pub fn with_job_map(mut self, dir: Option<PathBuf>) -> Self {
+        self.job_map = dir;
+        self
     }
 
     /// Names block devices from `sys` instead of `/sys` (tests).
@@ -172,6 +183,7 @@ impl ProcJobs {
                 users.entry(p.pid).or_insert_with(|| p.user.clone());
             }
         }
+        let map = self.job_map.as_deref().map(job_map::read);
         let mut groups: BTreeMap<JobKey, Group> = BTreeMap::new();
         let mut seen_facts = HashSet::new();
         for (&pid, user) in &users {
@@ -180,7 +192,7 @@ impl ProcJobs {
             };
             let key = (pid, stat.start_ticks);
             seen_facts.insert(key);
-            let facts = match self.facts.get(&key) {
+            let mut facts = match self.facts.get(&key) {
                 Some(f) => f.clone(),
                 None => {
                     // Identified through its own open `/proc/<pid>` (the same process as `stat`).
@@ -195,6 +207,21 @@ impl ProcJobs {
                     f
                 }
             };
+            // A process no cgroup names is the job its GPUs' mapping files name, if they agree.
+            if facts.kind == JobKind::Process
+                && let Some(id) = map.as_ref().and_then(|m| {
+                    let on: Vec<u32> = gpus
+                        .iter()
+                        .filter(|g| g.processes.iter().flatten().any(|p| p.pid == pid))
+                        .map(|g| g.index)
+                        .collect();
+                    job_map::job_of(m, &on)
+                })
+            {
+                facts.kind = JobKind::Hpc;
+                facts.id = id.to_owned();
+                facts.place = "job map".to_owned();
+            }
             let group = groups
                 .entry((facts.kind, facts.id.clone(), facts.place.clone()))
                 .or_insert_with(|| Group::new(&facts));
