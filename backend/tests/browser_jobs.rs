@@ -80,10 +80,7 @@ async fn the_jobs_table_lists_jobs_biggest_first_and_opens_a_jobs_detail() {
     let c = browser(driver_port).await;
     c.goto(&url).await.expect("open page");
 
-    let (big_key, small_key) = (
-        format!("process:{}:", big.1),
-        format!("process:{}:", small.1),
-    );
+    let (big_key, small_key) = (format!("process:{}", big.1), format!("process:{}", small.1));
     let rows = row_keys(&c, 2).await;
     // Before the first diagnosis the server's order stands (its first frames come at once; the
     // first diagnosis needs three).

@@ -1,7 +1,7 @@
 //! The `vramio_job_*` families of `/metrics` (docs/jobs.md#3-where-jobs-show): each host's jobs from its
 //! newest frame, at most [`MAX_JOBS`] per host, biggest GPU memory first (the frame's order), so
 //! a node with hundreds of short jobs cannot grow a scrape without bound. A job is labelled by
-//! `kind`, `job_id` and `step` (not `job`, which Prometheus sets to the scrape job and would rename to
+//! `kind` and `job_id` (not `job`, which Prometheus sets to the scrape job and would rename to
 //! `exported_job`); its name and user are on `vramio_job_info` only (the user only where users
 //! are shown). Each job's own verdict comes from the host's diagnosis (`vramio_job_verdict`,
 //! `vramio_job_severity`, and who it contends with).
@@ -25,8 +25,6 @@ impl Scrape {
         let mut labels = self.base(host);
         labels.push(("kind", Cow::Borrowed(job.kind.id())));
         labels.push(("job_id", Cow::Borrowed(job.id.as_str())));
-        // Two steps of one Slurm job are two jobs here: without it their series would clash.
-        labels.push(("step", Cow::Borrowed(job.step.as_deref().unwrap_or(""))));
         labels
     }
 }
@@ -46,6 +44,7 @@ pub(super) fn encode(s: &Scrape, out: &mut Out) -> fmt::Result {
          name (the comm of its top process), and its user where users are shown.",
         s.jobs().map(|(h, j)| {
             let mut labels = s.job_labels(h, j);
+            labels.push(("step", Cow::Borrowed(j.step.as_deref().unwrap_or(""))));
             labels.push(("name", Cow::Borrowed(j.name.as_deref().unwrap_or(""))));
             if s.options.show_users {
                 labels.push(("user", Cow::Borrowed(j.user.as_deref().unwrap_or(""))));

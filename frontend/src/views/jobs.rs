@@ -14,14 +14,10 @@ use shared::diagnosis::{Answer, Diagnosis, JobDiagnosis};
 use shared::{Job, Percent};
 use std::cmp::Ordering;
 
-/// A job's key in the page (kind, id and step), stable across frames.
+/// A job's key in the page (kind and id; its step is shown, not part of it: it goes absent
+/// once a second step holds a GPU), stable across frames.
 pub fn job_key(job: &Job) -> String {
-    format!(
-        "{}:{}:{}",
-        job.kind.id(),
-        job.id,
-        job.step.as_deref().unwrap_or("")
-    )
+    format!("{}:{}", job.kind.id(), job.id)
 }
 
 /// What the table is ordered by: the worst verdict (then the most GPU memory) by default.
@@ -57,9 +53,11 @@ fn badness(d: Option<&JobDiagnosis>) -> (u8, bool, bool) {
     })
 }
 
-/// Descending by an optional figure; unknown figures go last whichever way it is sorted.
-fn by_figure(a: Option<f64>, b: Option<f64>) -> Ordering {
+/// Descending by an optional figure (ascending when `reverse`); unknown figures go last
+/// whichever way it is sorted.
+fn by_figure(a: Option<f64>, b: Option<f64>, reverse: bool) -> Ordering {
     match (a, b) {
+        (Some(a), Some(b)) if reverse => a.total_cmp(&b),
         (Some(a), Some(b)) => b.total_cmp(&a),
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
@@ -81,18 +79,15 @@ pub fn sort_jobs(jobs: &mut [(Job, Option<JobDiagnosis>)], by: SortBy, reverse: 
             .and_then(|io| io.write_bytes_per_sec)
             .map(|r| r.0)
     };
-    jobs.sort_by(|(a, da), (b, db)| {
-        let o = match by {
-            SortBy::Verdict => badness(db.as_ref())
-                .cmp(&badness(da.as_ref()))
-                .then_with(|| by_figure(vram(a), vram(b))),
-            SortBy::Job => a.label().cmp(&b.label()),
-            SortBy::Vram => by_figure(vram(a), vram(b)),
-            SortBy::Util => by_figure(util(a).map(|p| p.0), util(b).map(|p| p.0)),
-            SortBy::Read => by_figure(read(a), read(b)),
-            SortBy::Write => by_figure(write(a), write(b)),
-        };
-        if reverse { o.reverse() } else { o }
+    let flip = |o: Ordering| if reverse { o.reverse() } else { o };
+    jobs.sort_by(|(a, da), (b, db)| match by {
+        SortBy::Verdict => flip(badness(db.as_ref()).cmp(&badness(da.as_ref())))
+            .then_with(|| by_figure(vram(a), vram(b), false)),
+        SortBy::Job => flip(a.label().cmp(&b.label())),
+        SortBy::Vram => by_figure(vram(a), vram(b), reverse),
+        SortBy::Util => by_figure(util(a).map(|p| p.0), util(b).map(|p| p.0), reverse),
+        SortBy::Read => by_figure(read(a), read(b), reverse),
+        SortBy::Write => by_figure(write(a), write(b), reverse),
     });
 }
 
@@ -151,7 +146,9 @@ pub fn JobsSection() -> impl IntoView {
             .iter()
             .map(|&(by, name, num)| {
                 let active = by == sorted_by;
-                let aria = active.then_some(if reversed { "ascending" } else { "descending" });
+                // Names sort A to Z first; verdicts and figures worst or biggest first.
+                let ascending = (by == SortBy::Job) != reversed;
+                let aria = active.then_some(if ascending { "ascending" } else { "descending" });
                 let click = move |_| {
                     sort.update(|s| *s = (by, s.0 == by && !s.1));
                 };
@@ -471,15 +468,16 @@ mod tests {
                 "healthy-small"
             ]
         );
+        // Reversed: smallest first, and the unknown still last.
         sort_jobs(&mut list, SortBy::Vram, true);
         assert_eq!(
             ids(&list),
             [
-                "healthy-small",
                 "oom",
                 "starved",
                 "healthy-big",
-                "no-verdict"
+                "no-verdict",
+                "healthy-small"
             ]
         );
         sort_jobs(&mut list, SortBy::Job, false);
@@ -489,7 +487,7 @@ mod tests {
     #[test]
     fn keys_and_gpu_lists() {
         let j = job(&[Some(1.0), None]);
-        assert_eq!(job_key(&j), "slurm:4412:");
+        assert_eq!(job_key(&j), "slurm:4412");
         assert_eq!(gpus_text(&j), "0, 1");
         assert_eq!(gpus_text(&job(&[])), DASH);
     }

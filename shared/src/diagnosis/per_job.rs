@@ -64,14 +64,17 @@ pub struct Contention {
 }
 
 impl JobDiagnosis {
-    /// Whether this is the diagnosis of `job` (same kind, id and step).
+    /// Whether this is the diagnosis of `job` (same kind and id: a job's `step` is shown, not
+    /// part of its identity, since it goes absent once a second step or container holds a GPU).
     pub fn is_of(&self, job: &Job) -> bool {
-        self.kind == job.kind && self.id == job.id && self.step == job.step
+        self.kind == job.kind && self.id == job.id
     }
 }
 
 /// One job's own I/O over the window.
 struct JobSeries {
+    /// Its position in the newest frame's jobs, where it is looked for first in each frame.
+    at: usize,
     kind: JobKind,
     id: String,
     step: Option<String>,
@@ -84,8 +87,8 @@ struct JobSeries {
     write_median: Option<f64>,
 }
 
-fn same(job: &Job, kind: JobKind, id: &str, step: Option<&str>) -> bool {
-    job.kind == kind && job.id == id && job.step.as_deref() == step
+fn same(job: &Job, kind: JobKind, id: &str) -> bool {
+    job.kind == kind && job.id == id
 }
 
 /// The newest frame's jobs with GPUs, each with its reads and writes over the window (one pass;
@@ -97,8 +100,10 @@ fn gather(frames: &[Frame]) -> Vec<JobSeries> {
     let mut all: Vec<JobSeries> = newest
         .jobs
         .iter()
-        .filter(|j| !j.gpus.is_empty())
-        .map(|j| JobSeries {
+        .enumerate()
+        .filter(|(_, j)| !j.gpus.is_empty())
+        .map(|(at, j)| JobSeries {
+            at,
             kind: j.kind,
             id: j.id.clone(),
             step: j.step.clone(),
@@ -111,11 +116,11 @@ fn gather(frames: &[Frame]) -> Vec<JobSeries> {
         })
         .collect();
     for (i, f) in frames.iter().enumerate() {
-        for (pos, s) in all.iter_mut().enumerate() {
-            let key = |j: &&Job| same(j, s.kind, &s.id, s.step.as_deref());
+        for s in &mut all {
+            let key = |j: &&Job| same(j, s.kind, &s.id);
             let job = f
                 .jobs
-                .get(pos)
+                .get(s.at)
                 .filter(key)
                 .or_else(|| f.jobs.iter().find(key));
             let Some(io) = job.and_then(|j| j.io.as_ref()) else {
@@ -220,11 +225,9 @@ fn one(
     k: usize,
 ) -> JobDiagnosis {
     let job = &jobs[k];
-    let prev = ctx.prev.and_then(|p| {
-        p.jobs
-            .iter()
-            .find(|d| d.kind == job.kind && d.id == job.id && d.step == job.step)
-    });
+    let prev = ctx
+        .prev
+        .and_then(|p| p.jobs.iter().find(|d| d.kind == job.kind && d.id == job.id));
     let (mem, findings) = memory.of(gpus);
     let mut out = Out {
         findings,
@@ -236,7 +239,15 @@ fn one(
         Verdict::GpuMemoryPressure
     } else {
         let held = prev.is_some_and(|p| p.verdict.is_starvation());
-        let st = starvation::starved(ctx, gpus, held);
+        let mut st = starvation::starved(ctx, gpus, held);
+        // Held by this job's own starvation: since when is the job's, not the host's.
+        if let Some(since) = starved_since(prev) {
+            for e in &mut st.node.evidence {
+                if let Some(h) = e.held.as_mut() {
+                    h.since_ms = since;
+                }
+            }
+        }
         path.push(node(NodeId::GpuStarved, &st.node));
         if st.node.answer == Answer::Yes {
             let disks = disks.get_or_insert_with(|| super::disks::gather(ctx));
@@ -256,14 +267,20 @@ fn one(
             Verdict::Healthy
         }
     };
-    // A finding this job already had keeps its start.
+    // A finding this job already had keeps its start; a starvation keeps its start while the
+    // job stays starved, whichever leaf or GPUs it names now.
     for f in &mut out.findings {
-        if let Some(p) = prev.and_then(|p| {
+        let same = prev.and_then(|p| {
             p.findings
                 .iter()
                 .find(|p| p.rule == f.rule && p.subject == f.subject)
-        }) {
+        });
+        if let Some(p) = same {
             f.since_ms = p.since_ms;
+        } else if is_starvation_rule(f.rule)
+            && let Some(since) = starved_since(prev)
+        {
+            f.since_ms = since;
         }
     }
     let mut severity = out
@@ -285,6 +302,26 @@ fn one(
         findings: out.findings,
         contention,
     }
+}
+
+fn is_starvation_rule(r: RuleId) -> bool {
+    matches!(
+        r,
+        RuleId::InputBoundDisk
+            | RuleId::InputBoundCpu
+            | RuleId::CheckpointStall
+            | RuleId::GpuUnderutilized
+    )
+}
+
+/// When the job's previous diagnosis, if starved, first reported its starvation.
+fn starved_since(prev: Option<&JobDiagnosis>) -> Option<u64> {
+    let p = prev.filter(|p| p.verdict.is_starvation())?;
+    p.findings
+        .iter()
+        .filter(|f| is_starvation_rule(f.rule))
+        .map(|f| f.since_ms)
+        .min()
 }
 
 fn node(id: NodeId, r: &NodeResult) -> PathNode {
@@ -411,47 +448,64 @@ fn branch(
                 own_read_bytes_per_sec: own,
             }
         });
-        let own_text = match own {
-            Some(o) => format!("this job reads {:.0} MiB/s of it", mib(o)),
-            None => "this job's own reads were not measured".to_owned(),
-        };
-        let why = match &contention {
-            Some(c) => format!(
-                "{gpu_text} while {dev} reads {:.0} MiB/s on average and {} reads {:.0} MiB/s of it; {own_text}",
-                mib(device_mean),
-                c.label,
-                mib(c.read_bytes_per_sec)
-            ),
-            None => format!(
-                "{gpu_text} while {dev} reads {:.0} MiB/s on average and {own_text}",
-                mib(device_mean)
-            ),
-        };
-        let ids = if contention.is_some() {
-            vec![S::SeparateReaders, S::StageOnLocalNvme, S::CacheInRam]
+        if contention.is_none() && own.is_some_and(|o| o < share_level) {
+            // Busy, but not with this job's reads (nor another job's): its GPUs wait on
+            // something else, which the rest of the branch looks for.
+            disk.answer = Answer::No;
+            if let Some(e) = disk
+                .evidence
+                .iter_mut()
+                .rev()
+                .find(|e| e.metric == Metric::JobReadRateMean)
+            {
+                e.detail = Some(format!(
+                    "{dev} is busy ({:.0} MiB/s on average), but not with this job's reads",
+                    mib(device_mean)
+                ));
+            }
         } else {
-            vec![
-                S::DataloaderWorkers,
-                S::StageOnLocalNvme,
-                S::CacheInRam,
-                S::ShardedFormats,
-            ]
-        };
-        evidence.extend(disk.evidence.iter().cloned());
-        visited.push((NodeId::DiskIo, disk));
-        push(
-            ctx,
-            out,
-            Found {
-                rule: RuleId::InputBoundDisk,
-                subject: Some(dev),
-                confidence: 0.7,
-                ids,
-                why,
-            },
-            evidence,
-        );
-        return (visited, RuleId::InputBoundDisk, contention);
+            let own_text = match own {
+                Some(o) => format!("this job reads {:.0} MiB/s of it", mib(o)),
+                None => "this job's own reads were not measured".to_owned(),
+            };
+            let why = match &contention {
+                Some(c) => format!(
+                    "{gpu_text} while {dev} reads {:.0} MiB/s on average and {} reads {:.0} MiB/s of it; {own_text}",
+                    mib(device_mean),
+                    c.label,
+                    mib(c.read_bytes_per_sec)
+                ),
+                None => format!(
+                    "{gpu_text} while {dev} reads {:.0} MiB/s on average and {own_text}",
+                    mib(device_mean)
+                ),
+            };
+            let ids = if contention.is_some() {
+                vec![S::SeparateReaders, S::StageOnLocalNvme, S::CacheInRam]
+            } else {
+                vec![
+                    S::DataloaderWorkers,
+                    S::StageOnLocalNvme,
+                    S::CacheInRam,
+                    S::ShardedFormats,
+                ]
+            };
+            evidence.extend(disk.evidence.iter().cloned());
+            visited.push((NodeId::DiskIo, disk));
+            push(
+                ctx,
+                out,
+                Found {
+                    rule: RuleId::InputBoundDisk,
+                    subject: Some(dev),
+                    confidence: 0.7,
+                    ids,
+                    why,
+                },
+                evidence,
+            );
+            return (visited, RuleId::InputBoundDisk, contention);
+        }
     }
     let disk_unknown = disk.answer == Answer::Unknown;
     visited.push((NodeId::DiskIo, disk));

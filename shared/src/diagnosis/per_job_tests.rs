@@ -386,3 +386,63 @@ fn per_device_reads_tell_which_job_reads_the_busy_device() {
         .expect("own reads");
     assert_eq!(own.value, Some(0.0));
 }
+
+#[test]
+fn a_busy_device_that_is_not_the_jobs_input_does_not_make_it_input_bound() {
+    // The device is saturated by something that is no GPU job; this job barely reads it.
+    let d = run(&two_jobs(60, 30.0, 90.0, |_| {
+        vec![job("100", 0, Some((1.0, 0.0)))]
+    }));
+    assert_eq!(
+        d.verdict,
+        Verdict::InputBoundDisk,
+        "the host's verdict stands"
+    );
+    let j = of(&d, "100");
+    assert_eq!(j.verdict, Verdict::GpuUnderutilized, "{:#?}", j.path);
+    let disk = j
+        .path
+        .iter()
+        .find(|p| p.node == NodeId::DiskIo)
+        .expect("visited");
+    assert_eq!(disk.answer, Answer::No);
+    let own = disk
+        .evidence
+        .iter()
+        .find(|e| e.metric == Metric::JobReadRateMean)
+        .expect("its reads are the evidence");
+    assert!(
+        own.detail
+            .as_deref()
+            .unwrap_or("")
+            .contains("not with this job's reads"),
+        "{own:?}"
+    );
+    assert!(
+        jobs_about(&d, &[]).is_none(),
+        "the host verdict is about no job"
+    );
+}
+
+#[test]
+fn a_held_starvation_dates_from_the_jobs_own_history_not_the_hosts() {
+    let th = Thresholds::default();
+    let at = |util: f64| {
+        window(60, move |_, f| {
+            f.gpus = vec![gpu(0, 80, 60.0, util), gpu(1, 80, 60.0, 90.0)];
+            f.jobs = vec![job("100", 0, Some((1.0, 1.0)))];
+        })
+    };
+    let mut prev = run(&at(30.0));
+    let since = of(&prev, "100").findings[0].since_ms;
+    // The host's previous verdict was about something else, with another history.
+    prev.verdict = Verdict::GpuMemoryPressure;
+    prev.findings.clear();
+    prev.t_ms = Some(1);
+    let held = diagnose(&at(53.0), &th, Some(&prev));
+    let j = of(&held, "100");
+    assert_eq!(j.verdict, Verdict::GpuUnderutilized);
+    let mean = &j.path[1].evidence[0];
+    assert_eq!(mean.held.map(|h| h.since_ms), Some(since), "{mean:?}");
+    assert_eq!(j.findings[0].since_ms, since);
+}

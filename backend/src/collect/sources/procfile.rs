@@ -115,8 +115,14 @@ impl ProcFile {
 /// files): one `pread` for a short text (see [`WHOLE_BELOW`]). For callers that keep many such
 /// files open and want one buffer for all of them.
 pub fn read_generated<'b>(file: &File, buf: &'b mut Vec<u8>) -> std::io::Result<&'b str> {
+    let bytes = read_generated_bytes(file, buf)?;
+    std::str::from_utf8(bytes).map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))
+}
+
+/// [`read_generated`] as bytes, for a text that may hold any byte (a `comm` set by the process).
+pub fn read_generated_bytes<'b>(file: &File, buf: &'b mut Vec<u8>) -> std::io::Result<&'b [u8]> {
     let len = read_whole(|b, at| file.read_at(b, at), buf, true)?;
-    std::str::from_utf8(&buf[..len]).map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))
+    Ok(&buf[..len])
 }
 
 /// Reads a file from offset 0 with `read_at` (a `pread`) until a read returns 0, growing `buf` as

@@ -4,10 +4,9 @@
 //! `/sys/dev/block/<major>:<minor>`. A cgroup's counters keep the bytes of processes that have
 //! exited and count every device the job touched, which `/proc/<pid>/io` sums cannot.
 //!
-//! The texts are written by the kernel, but a job's cgroup folder can be delegated to its owner
-//! (who may bind-mount anything there in a user namespace), so parsing is total: a malformed line
-//! is skipped, a number that does not fit is skipped, and nothing panics (fuzz target
-//! `proc_files`).
+//! The texts are the kernel's (cgroupfs takes no files or links from a cgroup's owner, who
+//! controls only the numbers, by the I/O it does), and parsing is total all the same: a malformed
+//! line or a number that does not fit is skipped, and nothing panics (fuzz target `proc_files`).
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,19 +1,40 @@
 //! The `stat` and `io` files of the jobs' processes, kept open between measurements: measuring a
-//! process is then one `pread` of each ([`read_generated`]) instead of opening `/proc/<pid>`, two
+//! process is then one `pread` of each ([`read_generated_bytes`]) instead of opening `/proc/<pid>`, two
 //! files, and closing all three. A kept file is its process's own: once the process exits, a read
 //! fails (the kernel answers ESRCH), even when its pid already names another process, so the
 //! files are dropped and the pid is opened afresh.
 
 use super::procs::{IoBytes, Proc, Stat, Unread, parse_io, parse_stat};
-use crate::collect::sources::procfile::read_generated;
+use crate::collect::sources::procfile::read_generated_bytes;
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::PathBuf;
 
-/// Processes whose files are kept open (two descriptors each). Past it, a process is read by
-/// opening its files each time: under the 1,024 descriptors a service gets by default, with room
-/// for the sockets and the GPU and disk files.
+/// Processes whose files are kept open (two descriptors each), at most. Past it, a process is
+/// read by opening its files each time.
 pub const KEPT_PROCESSES: usize = 256;
+
+/// The processes kept here: [`KEPT_PROCESSES`], or fewer where the descriptor limit is low, so
+/// the kept files take at most a quarter of it (128 processes under the 1,024 a service gets by
+/// default), leaving the rest to sockets and the GPU and disk files.
+fn cap() -> usize {
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(u64::MAX);
+    usize::try_from(soft / 8)
+        .unwrap_or(usize::MAX)
+        .min(KEPT_PROCESSES)
+}
+
+/// A failed read of a kept file: the process is gone (ESRCH), or it may no longer be read (it
+/// became another user's, or undumpable, after the file was opened).
+fn unread(e: &std::io::Error) -> Unread {
+    if e.kind() == std::io::ErrorKind::PermissionDenied {
+        Unread::Denied
+    } else {
+        Unread::Gone
+    }
+}
 
 struct Files {
     start_ticks: u64,
@@ -27,6 +48,7 @@ pub struct Kept {
     root: PathBuf,
     files: HashMap<u32, Files>,
     buf: Vec<u8>,
+    cap: usize,
 }
 
 impl Kept {
@@ -35,6 +57,7 @@ impl Kept {
             root,
             files: HashMap::new(),
             buf: Vec::with_capacity(512),
+            cap: cap(),
         }
     }
 
@@ -42,9 +65,9 @@ impl Kept {
     /// under [`KEPT_PROCESSES`]).
     pub fn stat(&mut self, pid: u32) -> Result<Stat, Unread> {
         if let Some(f) = self.files.get(&pid) {
-            let read = read_generated(&f.stat, &mut self.buf)
-                .map_err(|_| Unread::Gone)
-                .and_then(|text| parse_stat(text.as_bytes()));
+            let read = read_generated_bytes(&f.stat, &mut self.buf)
+                .map_err(|e| unread(&e))
+                .and_then(parse_stat);
             match read {
                 Ok(stat) if stat.start_ticks == f.start_ticks => return Ok(stat),
                 // Gone: the pid may name another process now.
@@ -61,7 +84,7 @@ impl Kept {
 
     /// Keeps the files of `proc` (pid `pid`, started at `start_ticks`) while under the cap.
     pub fn adopt(&mut self, pid: u32, proc: &Proc, start_ticks: u64) {
-        if self.files.contains_key(&pid) || self.files.len() >= KEPT_PROCESSES {
+        if self.files.contains_key(&pid) || self.files.len() >= self.cap {
             return;
         }
         let Ok(stat) = proc.open_file("stat") else {
@@ -82,9 +105,9 @@ impl Kept {
     pub fn io(&mut self, pid: u32) -> Result<IoBytes, Unread> {
         match self.files.get(&pid) {
             Some(f) => match &f.io {
-                Ok(file) => read_generated(file, &mut self.buf)
-                    .map_err(|_| Unread::Gone)
-                    .and_then(|text| parse_io(text.as_bytes())),
+                Ok(file) => read_generated_bytes(file, &mut self.buf)
+                    .map_err(|e| unread(&e))
+                    .and_then(parse_io),
                 Err(e) => Err(*e),
             },
             None => Proc::open(&self.root, pid)?.io(),
@@ -124,11 +147,12 @@ mod tests {
         assert_eq!(kept.len(), 0);
         // Past the cap a process is still read, by opening it.
         let proc = Proc::open(Path::new("/proc"), me).expect("open");
-        for fake in 0..KEPT_PROCESSES as u32 {
+        assert!(kept.cap > 0 && kept.cap <= KEPT_PROCESSES);
+        for fake in 0..kept.cap as u32 {
             kept.adopt(u32::MAX - fake, &proc, start);
         }
-        assert_eq!(kept.len(), KEPT_PROCESSES);
+        assert_eq!(kept.len(), kept.cap);
         assert_eq!(kept.stat(me).map(|s| s.start_ticks), Ok(start));
-        assert_eq!(kept.len(), KEPT_PROCESSES, "not kept past the cap");
+        assert_eq!(kept.len(), kept.cap, "not kept past the cap");
     }
 }

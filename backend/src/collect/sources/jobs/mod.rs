@@ -107,8 +107,8 @@ pub struct ProcJobs {
     sys_root: PathBuf,
     /// Each cgroup job's `io.stat` at its last measurement.
     cgroup_io: HashMap<JobKey, (Instant, BTreeMap<DevNum, DeviceIo>)>,
-    /// Block device names by number.
-    dev_names: HashMap<DevNum, Option<String>>,
+    /// Block device names by number, once found.
+    dev_names: HashMap<DevNum, String>,
     /// dcgm-exporter's job-mapping folder (`--job-map-dir`), read at each measurement.
     job_map: Option<PathBuf>,
     /// [`JOB_PERIOD`], shorter in tests.
@@ -481,12 +481,17 @@ impl ProcJobs {
         for (dev, now_io) in &current {
             // A device not listed before had no I/O in this cgroup then.
             let old = before.get(dev).copied().unwrap_or_default();
-            let name = self
-                .dev_names
-                .entry(*dev)
-                .or_insert_with(|| cgroup_io::device_name(&self.sys_root, *dev))
-                .clone()
-                .unwrap_or_else(|| format!("{}:{}", dev.0, dev.1));
+            // A name not found now (sysfs busy, a device being set up) is looked up again.
+            let name = match self.dev_names.get(dev) {
+                Some(n) => n.clone(),
+                None => {
+                    let found = cgroup_io::device_name(&self.sys_root, *dev);
+                    if let Some(n) = &found {
+                        self.dev_names.insert(*dev, n.clone());
+                    }
+                    found.unwrap_or_else(|| format!("{}:{}", dev.0, dev.1))
+                }
+            };
             io.devices.push(JobDeviceIo {
                 name,
                 read_bytes_per_sec: BytesPerSec(rate(now_io.read_bytes, old.read_bytes)),
