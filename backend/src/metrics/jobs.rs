@@ -16,9 +16,17 @@ use std::fmt;
 pub const MAX_JOBS: usize = 64;
 
 impl Scrape {
+    /// Each host's first [`MAX_JOBS`] jobs. Two jobs with the same kind and id (a rootless
+    /// container named like another, say) would give two series the same labels, which makes
+    /// Prometheus refuse the whole scrape: only the first of them (the bigger) has series.
     fn jobs(&self) -> impl Iterator<Item = (&HostData, &Job)> {
-        self.up_hosts()
-            .flat_map(|(h, f)| f.jobs.iter().take(MAX_JOBS).map(move |j| (h, j)))
+        self.up_hosts().flat_map(|(h, f)| {
+            let listed = &f.jobs[..f.jobs.len().min(MAX_JOBS)];
+            listed.iter().enumerate().filter_map(move |(i, j)| {
+                let repeat = listed[..i].iter().any(|o| o.kind == j.kind && o.id == j.id);
+                (!repeat).then_some((h, j))
+            })
+        })
     }
 
     fn job_labels<'a>(&self, host: &'a HostData, job: &'a Job) -> Labels<'a> {

@@ -377,3 +377,19 @@ fn a_jobs_cgroup_io_is_per_device() {
     // Not measured: no sample, never 0.
     assert!(samples(&text, "vramio_job_device_writes_per_second").is_empty());
 }
+
+#[test]
+fn two_jobs_named_alike_never_give_clashing_series() {
+    let (mut frame, diagnosis) = golden();
+    let twin = frame.jobs[0].clone();
+    frame.jobs.push(twin);
+    let text = Scrape {
+        options: Options::default(),
+        hosts: vec![HostData::up("gpu-node-7", frame, Some(diagnosis))],
+        viewers: None,
+    }
+    .render()
+    .expect("encodes");
+    assert_eq!(samples(&text, "vramio_job_info").len(), 1);
+    assert_eq!(samples(&text, "vramio_job_verdict").len(), 1);
+}
