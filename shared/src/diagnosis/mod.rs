@@ -35,6 +35,8 @@ mod gpu_memory;
 mod gpus;
 mod headroom;
 mod host_memory;
+mod job_branch;
+mod job_series;
 mod model;
 mod no_data;
 pub(crate) mod per_job;
@@ -145,13 +147,7 @@ pub fn diagnose(frames: &[Frame], thresholds: &Thresholds, prev: Option<&Diagnos
         leaf
     };
     let no_data = (verdict == Verdict::NoData).then(|| no_data::cause(&ctx, &gpus, &path));
-    let mut severity = out
-        .findings
-        .iter()
-        .fold(Severity::Ok, |s, f| s.worst(f.severity));
-    if verdict == Verdict::NoData {
-        severity = severity.worst(Severity::Unknown);
-    }
+    let severity = Severity::of(&out.findings, verdict);
     Diagnosis {
         verdict,
         severity,

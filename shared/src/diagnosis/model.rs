@@ -153,6 +153,18 @@ impl Severity {
         }
     }
 
+    /// A diagnosis' severity: the worst of its findings, at least `unknown` for `no_data`.
+    pub fn of(findings: &[Finding], verdict: Verdict) -> Severity {
+        let worst = findings
+            .iter()
+            .fold(Severity::Ok, |s, f| s.worst(f.severity));
+        if verdict == Verdict::NoData {
+            worst.worst(Severity::Unknown)
+        } else {
+            worst
+        }
+    }
+
     /// The worse of the two (see [`Severity::rank`]).
     pub fn worst(self, other: Severity) -> Severity {
         if other.rank() > self.rank() {

@@ -20,6 +20,25 @@ pub(crate) struct Starved {
     pub gpus: Vec<usize>,
 }
 
+impl Starved {
+    /// `gpu 0 averages 30% utilization, gpu 1 ...`, for suggestion texts.
+    pub fn util_text(&self) -> String {
+        self.node
+            .evidence
+            .iter()
+            .filter(|e| e.metric == Metric::GpuUtilizationMean)
+            .filter_map(|e| {
+                Some(format!(
+                    "{} averages {:.0}% utilization",
+                    e.subject.as_deref()?,
+                    e.value?
+                ))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// *GPU starved?* on `gpus`; `held` when the previous diagnosis of the same scope (the host, or
 /// one job) was starved, which relaxes the mean by the hysteresis band.
 pub(crate) fn starved(ctx: &Ctx<'_>, gpus: &[GpuSeries], held: bool) -> Starved {
@@ -114,7 +133,7 @@ fn starved_since(ctx: &Ctx<'_>) -> u64 {
         .unwrap_or(ctx.now_ms)
 }
 
-fn starvation_rule(r: RuleId) -> bool {
+pub(crate) fn starvation_rule(r: RuleId) -> bool {
     matches!(
         r,
         RuleId::InputBoundDisk
@@ -235,20 +254,7 @@ pub(crate) fn classify(
         .collect::<Vec<_>>()
         .join(", ");
     let starved_ev: Vec<Evidence> = st.node.evidence.clone();
-    let util_text = st
-        .node
-        .evidence
-        .iter()
-        .filter(|e| e.metric == Metric::GpuUtilizationMean)
-        .filter_map(|e| {
-            Some(format!(
-                "{} averages {:.0}% utilization",
-                e.subject.as_deref()?,
-                e.value?
-            ))
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
+    let util_text = st.util_text();
     let disk = disk_io(ctx, disks, sys);
     let disk_answer = disk.answer;
     visited.push((NodeId::DiskIo, disk));
