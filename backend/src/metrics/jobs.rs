@@ -48,7 +48,7 @@ pub(super) fn encode(s: &Scrape, out: &mut Out) -> fmt::Result {
     )?;
     out.gauge(
         "vramio_job_info",
-        "A job holding GPU memory (1): kind (slurm, pod, container, unit, process), job_id, step, \
+        "A job holding GPU memory (1): kind (slurm, pod, container, unit, process, hpc), job_id, step, \
          name (the comm of its top process), and its user where users are shown.",
         s.jobs().map(|(h, j)| {
             let mut labels = s.job_labels(h, j);
