@@ -35,12 +35,7 @@ pub(crate) fn branch(
     let job = &jobs[k];
     let th = ctx.th;
     let gpu_text = st.util_text();
-    let subject = st
-        .gpus
-        .iter()
-        .filter_map(|&i| gpus.get(i).map(|g| g.subject.as_str()))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let subject = st.subject(gpus);
     let mut evidence: Vec<Evidence> = st.node.evidence.clone();
     let mut visited = Vec::with_capacity(3);
     let mib = |v: f64| v / (1024.0 * 1024.0);

@@ -21,6 +21,15 @@ pub(crate) struct Starved {
 }
 
 impl Starved {
+    /// `gpu 0, gpu 2`: the starved GPUs, the subject of a starvation finding.
+    pub fn subject(&self, gpus: &[GpuSeries]) -> String {
+        self.gpus
+            .iter()
+            .filter_map(|&i| gpus.get(i).map(|g| g.subject.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// `gpu 0 averages 30% utilization, gpu 1 ...`, for suggestion texts.
     pub fn util_text(&self) -> String {
         self.node
@@ -247,12 +256,7 @@ pub(crate) fn classify(
     out: &mut Out,
 ) -> Vec<(NodeId, NodeResult)> {
     let mut visited = Vec::with_capacity(3);
-    let subject = st
-        .gpus
-        .iter()
-        .filter_map(|&i| gpus.get(i).map(|g| g.subject.as_str()))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let subject = st.subject(gpus);
     let starved_ev: Vec<Evidence> = st.node.evidence.clone();
     let util_text = st.util_text();
     let disk = disk_io(ctx, disks, sys);
