@@ -194,7 +194,56 @@ async fn the_jobs_table_lists_jobs_biggest_first_and_opens_a_jobs_detail() {
     )
     .await;
     assert_eq!(label, Some(format!("process {}", big.1)));
+    let owner = text(
+        &c,
+        &format!(r#"[data-job="{small_key}"] [data-testid="job-user"]"#),
+    )
+    .await
+    .unwrap_or_default();
+    assert!(
+        !owner.is_empty() && owner != "—",
+        "the owner sees the user: {owner:?}"
+    );
     c.close().await.expect("close browser");
+
+    // A share link without user names, opened in a fresh profile: the same jobs and verdicts,
+    // no user anywhere on the page.
+    let made = Command::new(env!("CARGO_BIN_EXE_vramio"))
+        .args(["share", "create", "--expires", "1h", "--state-dir"])
+        .arg(state_dir(port))
+        .output()
+        .expect("vramio share create");
+    assert!(made.status.success(), "{made:?}");
+    let stdout = String::from_utf8_lossy(&made.stdout);
+    let link = stdout.lines().last().expect("the link").trim().to_owned();
+    assert!(link.contains("/s/"), "{link}");
+    let v = browser_profile(driver_port, "viewer").await;
+    v.goto(&link).await.expect("open the share link");
+    let banner = wait_for(Duration::from_secs(30), "the viewer's banner", || async {
+        let keys = row_keys(&v, 2).await;
+        let banner = text(&v, r#"[data-testid="verdict-banner"]"#).await?;
+        (keys == [small_key.clone(), big_key.clone()]
+            && banner.contains(&format!("process {} (sleep) on GPU 0: ", small.1)))
+        .then_some(banner)
+    })
+    .await;
+    let users = text(
+        &v,
+        &format!(r#"[data-job="{small_key}"] [data-testid="job-user"]"#),
+    )
+    .await;
+    assert_eq!(users.as_deref(), Some("—"), "no user for a share viewer");
+    for part in [r#"[data-testid="jobs"]"#, r#"[data-testid="gpu-card"]"#] {
+        let shown = text(&v, part).await.unwrap_or_default();
+        assert!(
+            !shown
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| w == owner),
+            "{owner} is not in {part}: {shown}"
+        );
+    }
+    assert!(!banner.contains(" of "), "{banner}");
+    v.close().await.expect("close browser");
     server.terminate();
 }
 

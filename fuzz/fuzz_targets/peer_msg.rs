@@ -7,7 +7,8 @@
 //! encoding back equal. When it decodes, encoded and decoded again (equal; for
 //! `history`, whose figures the wire rounds, from the encoded form on); then
 //! the messages, after a valid `hello`, go through `peers::feed::Feed::apply` into a real `HostFeed`,
-//! whose own encoding of each frame must decode again (its sessions rely on that).
+//! whose own encoding of each frame, and of each diagnosis without user names, must decode again
+//! (its sessions rely on that).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -96,6 +97,13 @@ fuzz_target!(|data: &[u8]| {
                 .expect("the frame without users decodes");
             let _: shared::history::Sample =
                 serde_json::from_str(entry.sample_json()).expect("the chart sample decodes");
+        }
+        if let Some(d) = hub.latest_diagnosis() {
+            // What a viewer without user names gets decodes, and names none of the jobs' users.
+            let hidden: shared::diagnosis::Diagnosis =
+                serde_json::from_str(d.diagnosis_json_for(false))
+                    .expect("the diagnosis without users decodes");
+            assert!(hidden.jobs.iter().all(|j| j.user.is_none()));
         }
     }
     let _ = hub.history_after(None);

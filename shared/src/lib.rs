@@ -10,6 +10,7 @@ pub mod diagnosis;
 pub mod frame;
 pub mod history;
 pub mod jobs;
+pub mod privacy;
 pub mod protocol;
 pub mod replay;
 pub mod schema;

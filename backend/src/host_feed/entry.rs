@@ -94,16 +94,7 @@ impl Entry {
             // frame with no GPUs rather than one with user names.
             let mut frame: Frame = serde_json::from_str(self.frame_json())
                 .unwrap_or_else(|_| Frame::empty("", self.seq, self.t_ms, 0));
-            for p in frame
-                .gpus
-                .iter_mut()
-                .flat_map(|g| g.processes.iter_mut().flatten())
-            {
-                p.user = None;
-            }
-            for job in &mut frame.jobs {
-                job.user = None;
-            }
+            frame.hide_users();
             let mut message = String::with_capacity(self.message.len());
             message.push_str(&self.message.as_str()[..self.prefix_len]);
             message.push_str(&serde_json::to_string(&frame).unwrap_or_else(|_| "{}".into()));
@@ -131,6 +122,9 @@ pub struct DiagnosisEntry {
     pub(super) body: std::ops::Range<usize>,
     /// The same diagnosis, typed (for `/metrics`).
     pub(super) diagnosis: Arc<Diagnosis>,
+    /// The message without user names ([`Diagnosis::without_users`]), made on first demand;
+    /// only when a job names its user.
+    pub(super) without_users: OnceLock<(Encoded, std::ops::Range<usize>)>,
 }
 
 impl DiagnosisEntry {
@@ -140,6 +134,42 @@ impl DiagnosisEntry {
     /// Just the diagnosis' JSON object.
     pub fn diagnosis_json(&self) -> &str {
         &self.message.as_str()[self.body.clone()]
+    }
+
+    /// [`DiagnosisEntry::message`], or with `show_users` false the diagnosis without user names.
+    pub fn message_for(&self, show_users: bool) -> Encoded {
+        match self.hidden(show_users) {
+            Some((message, _)) => message.clone(),
+            None => self.message.clone(),
+        }
+    }
+
+    /// [`DiagnosisEntry::diagnosis_json`], or with `show_users` false without user names.
+    pub fn diagnosis_json_for(&self, show_users: bool) -> &str {
+        match self.hidden(show_users) {
+            Some((message, body)) => &message.as_str()[body.clone()],
+            None => self.diagnosis_json(),
+        }
+    }
+
+    /// The encoding without user names, where it differs from the plain one.
+    fn hidden(&self, show_users: bool) -> Option<&(Encoded, std::ops::Range<usize>)> {
+        if show_users || self.diagnosis.jobs.iter().all(|j| j.user.is_none()) {
+            return None;
+        }
+        Some(self.without_users.get_or_init(|| {
+            let plain = self.message.as_str();
+            let hidden = serde_json::to_string(&self.diagnosis.without_users())
+                // Encoding a diagnosis cannot fail; were it ever to, the viewer gets none.
+                .unwrap_or_else(|_| "null".into());
+            let mut message = String::with_capacity(plain.len());
+            message.push_str(&plain[..self.body.start]);
+            let start = message.len();
+            message.push_str(&hidden);
+            let end = message.len();
+            message.push_str(&plain[self.body.end..]);
+            (Encoded::from(message), start..end)
+        }))
     }
     pub fn diagnosis(&self) -> &Arc<Diagnosis> {
         &self.diagnosis

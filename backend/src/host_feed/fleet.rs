@@ -109,8 +109,9 @@ impl Fleet {
             return Some(HostSummary::bare(state, error));
         };
         let frame: shared::Frame = serde_json::from_str(entry.frame_json()).ok()?;
+        // Summaries go to every viewer of the overview alike: never with user names.
         let diagnosis = hub.latest_diagnosis().and_then(|d| {
-            serde_json::from_str::<shared::diagnosis::Diagnosis>(d.diagnosis_json()).ok()
+            serde_json::from_str::<shared::diagnosis::Diagnosis>(d.diagnosis_json_for(false)).ok()
         });
         Some(HostSummary::of(state, &frame, diagnosis.as_ref(), error))
     }

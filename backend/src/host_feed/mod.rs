@@ -27,7 +27,7 @@ use shared::diagnosis::Diagnosis;
 use shared::window::Ring;
 use shared::{Frame, HostState};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
 
@@ -318,6 +318,7 @@ impl HostFeed {
             message: Encoded::from(message),
             body: start..end,
             diagnosis: Arc::new(diagnosis.clone()),
+            without_users: OnceLock::new(),
         }))
     }
 

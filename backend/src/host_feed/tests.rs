@@ -251,3 +251,36 @@ fn a_frame_whose_only_user_is_a_jobs_is_stripped_for_viewers() {
     assert!(!e.frame_json_for(false).contains("\"user\""));
     assert!(!e.message_for(false).as_str().contains("\"user\""));
 }
+
+#[test]
+fn a_diagnosis_naming_a_users_job_is_sent_without_it_to_viewers_that_may_not_see_users() {
+    let fixture = include_str!("../../../tests/fixtures/protocol/server-frame.json");
+    let msg: serde_json::Value = serde_json::from_str(fixture).expect("fixture");
+    let mut frame: Frame = serde_json::from_value(msg["frame"].clone()).expect("a frame");
+    let job = frame.jobs.first_mut().expect("the fixture has a job");
+    job.kind = shared::JobKind::Unit;
+    job.id = "jupyter-zoe-singleuser.service".into();
+    job.user = Some("zoe".into());
+    let h = hub(10, 10);
+    h.publish(frame.clone()).expect("publish");
+    let d = shared::diagnosis::diagnose(&[frame], &shared::diagnosis::Thresholds::default(), None);
+    assert_eq!(d.users(), vec!["zoe".to_owned()], "{:?}", d.jobs);
+    h.publish_diagnosis(1, &d).expect("publish");
+    let entry = h.latest_diagnosis().expect("a diagnosis");
+    assert!(
+        entry
+            .message_for(true)
+            .as_str()
+            .contains("jupyter-zoe-singleuser")
+    );
+    let hidden = entry.message_for(false);
+    assert!(!hidden.as_str().contains("zoe"), "{}", hidden.as_str());
+    assert!(hidden.as_str().contains("jupyter-…-singleuser"));
+    assert!(!entry.diagnosis_json_for(false).contains("zoe"));
+    let back: shared::ServerMsg = serde_json::from_str(hidden.as_str()).expect("still a message");
+    assert!(matches!(back, shared::ServerMsg::Diagnosis { .. }));
+    // The frame the same viewer gets hides the same words.
+    let e = h.latest().expect("entry");
+    assert!(!e.frame_json_for(false).contains("zoe"));
+    assert!(e.frame_json_for(false).contains("jupyter-…-singleuser"));
+}

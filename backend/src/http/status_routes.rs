@@ -117,7 +117,7 @@ fn host_snapshot(hub: &HostFeed, show_users: bool, body: &mut String) -> bool {
     body.push_str(frame);
     if let Some(d) = &diagnosis {
         body.push_str(r#","diagnosis":"#);
-        body.push_str(d.diagnosis_json());
+        body.push_str(d.diagnosis_json_for(show_users));
     }
     body.push('}');
     true

@@ -67,6 +67,21 @@ impl HostData {
     pub fn is_up(&self) -> bool {
         self.frame.is_some()
     }
+
+    /// Without user names, also inside job names (`unit jupyter-…-singleuser.service`), for a
+    /// scrape without `--metrics-users`. Copies only a frame or diagnosis that names a user.
+    fn hide_users(&mut self) {
+        if let Some(frame) = &mut self.frame
+            && frame.jobs.iter().any(|j| j.user.is_some())
+        {
+            Arc::make_mut(frame).hide_users();
+        }
+        if let Some(d) = &mut self.diagnosis
+            && !d.users().is_empty()
+        {
+            *d = Arc::new(d.without_users());
+        }
+    }
 }
 
 /// Everything one scrape encodes.
@@ -173,7 +188,10 @@ impl Scrape {
     }
 
     /// The exposition, every family over every host in turn.
-    pub fn render_whole(self) -> Result<String, std::fmt::Error> {
+    pub fn render_whole(mut self) -> Result<String, std::fmt::Error> {
+        if !self.options.show_users {
+            self.hosts.iter_mut().for_each(HostData::hide_users);
+        }
         let mut registry = Registry::default();
         registry.register_collector(Box::new(self));
         let mut out = String::with_capacity(32 * 1024);

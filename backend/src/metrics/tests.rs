@@ -280,6 +280,35 @@ fn job_series_are_capped_per_host_and_hide_users_unless_shown() {
 }
 
 #[test]
+fn a_user_name_inside_a_job_name_is_hidden_unless_users_are_shown() {
+    let (mut frame, _) = golden();
+    let mut job = frame.jobs[0].clone();
+    job.kind = shared::JobKind::Unit;
+    job.id = "jupyter-alice-singleuser.service".into();
+    job.step = None;
+    frame.jobs = vec![job];
+    let scrape = |show_users: bool| Scrape {
+        options: Options {
+            show_users,
+            ..Options::default()
+        },
+        hosts: vec![HostData::up("gpu-node-7", frame.clone(), None)],
+        viewers: None,
+    };
+    let shown = scrape(true).render().expect("encodes");
+    assert!(
+        shown.contains("job_id=\"jupyter-alice-singleuser.service\""),
+        "{shown}"
+    );
+    let hidden = scrape(false).render().expect("encodes");
+    assert!(!hidden.contains("alice"), "{hidden}");
+    assert!(
+        hidden.contains("job_id=\"jupyter-…-singleuser.service\""),
+        "{hidden}"
+    );
+}
+
+#[test]
 fn each_job_has_its_verdict_and_whom_it_contends_with() {
     use shared::diagnosis::{Contention, Finding, RuleId, Severity};
     let (frame, mut diagnosis) = golden();

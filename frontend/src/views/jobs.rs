@@ -407,6 +407,7 @@ mod tests {
             id: j.id.clone(),
             step: None,
             label: j.label(),
+            user: None,
             gpus: vec![0],
             verdict,
             severity,

@@ -14,6 +14,7 @@ pub(crate) struct JobSeries {
     pub(crate) id: String,
     pub(crate) step: Option<String>,
     pub(crate) label: String,
+    pub(crate) user: Option<String>,
     pub(crate) gpus: Vec<u32>,
     pub(crate) reads: Moments,
     /// Reads per device by name, where the job's counters are its cgroup's (`io.stat`).
@@ -43,6 +44,7 @@ pub(crate) fn gather(frames: &[Frame]) -> Vec<JobSeries> {
             id: j.id.clone(),
             step: j.step.clone(),
             label: j.label(),
+            user: j.user.clone(),
             gpus: j.gpus.iter().map(|g| g.index).collect(),
             reads: Moments::default(),
             reads_by_device: Vec::new(),

@@ -29,6 +29,10 @@ pub struct JobDiagnosis {
     /// The job as written everywhere ([`Job::label`]: kind, id, step and command name; never its
     /// user, which share links may hide).
     pub label: String,
+    /// The owner's login name, as the newest frame's job has it; absent when unknown, and for
+    /// viewers who may not see user names ([`Diagnosis::without_users`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
     /// Its GPUs (indices) in the newest frame.
     pub gpus: Vec<u32>,
     pub verdict: Verdict,
@@ -206,6 +210,7 @@ fn one(
         id: job.id.clone(),
         step: job.step.clone(),
         label: job.label.clone(),
+        user: job.user.clone(),
         gpus: job.gpus.clone(),
         verdict,
         severity,

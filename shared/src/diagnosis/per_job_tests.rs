@@ -446,3 +446,44 @@ fn a_held_starvation_dates_from_the_jobs_own_history_not_the_hosts() {
     assert_eq!(mean.held.map(|h| h.since_ms), Some(since), "{mean:?}");
     assert_eq!(j.findings[0].since_ms, since);
 }
+
+#[test]
+fn a_viewer_without_user_names_gets_none_in_a_job_verdict_or_its_words() {
+    let unit = |id: &str, gpu: u32, io| Job {
+        kind: JobKind::Unit,
+        id: id.to_owned(),
+        step: None,
+        name: Some("ana-train".to_owned()),
+        ..job("x", gpu, io)
+    };
+    let frames = two_jobs(60, 30.0, 90.0, |_| {
+        vec![
+            unit("jupyter-ana-singleuser.service", 0, Some((850.0, 1.0))),
+            job("200", 1, Some((1.0, 0.0))),
+        ]
+    });
+    let d = run(&frames);
+    assert_eq!(d.users(), vec!["ana".to_owned()]);
+    let full = serde_json::to_string(&d).expect("encode");
+    assert!(full.contains("jupyter-ana-singleuser.service"), "{full}");
+    let hidden = d.without_users();
+    let text = serde_json::to_string(&hidden).expect("encode");
+    let words = |t: &str| t.split(|c: char| !c.is_alphanumeric()).any(|w| w == "ana");
+    assert!(!words(&text), "{text}");
+    // Nothing but the names changed: the verdicts and their structure are the same.
+    assert_eq!(hidden.verdict, d.verdict);
+    assert_eq!(hidden.jobs.len(), d.jobs.len());
+    let reader = &hidden.jobs[0];
+    assert_eq!(reader.id, "jupyter-…-singleuser.service");
+    assert_eq!(reader.label, "unit jupyter-…-singleuser.service (…-train)");
+    assert_eq!(reader.verdict, Verdict::InputBoundDisk);
+    assert!(reader.user.is_none());
+    // The viewer's frame hides the same words, so its jobs still find their verdicts.
+    let mut frame = frames.last().expect("a frame").clone();
+    frame.hide_users();
+    assert!(reader.is_of(&frame.jobs[0]), "{:?}", frame.jobs[0].id);
+    assert_eq!(
+        jobs_about(&hidden, &frame.jobs).as_deref(),
+        Some("unit jupyter-…-singleuser.service (…-train) on GPU 0")
+    );
+}

@@ -155,6 +155,7 @@ fn job_diagnosis(f: Floats) -> impl Strategy<Value = JobDiagnosis> {
                     id,
                     step,
                     label,
+                    user: None,
                     gpus,
                     verdict,
                     severity,

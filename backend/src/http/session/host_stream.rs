@@ -186,7 +186,7 @@ impl HostStream {
             && self.diagnoses.has_changed().unwrap_or(false))
         .then(|| self.diagnoses.borrow_and_update().clone())
         .flatten()
-        .map(|d| text(&d.message()));
+        .map(|d| text(&d.message_for(self.show_users)));
         let batch: Vec<Message> = frame.into_iter().chain(with).collect();
         if !batch.is_empty() {
             self.pending.push_back(Pending::Write(batch));
@@ -198,7 +198,7 @@ impl HostStream {
     pub(super) fn queue_current_diagnosis(&mut self) {
         let current = self.diagnoses.borrow_and_update().clone();
         if let Some(entry) = current {
-            self.queue(text(&entry.message()));
+            self.queue(text(&entry.message_for(self.show_users)));
         }
     }
 
