@@ -106,6 +106,7 @@ fn gpus(jobs: &[Vec<u32>], listed: bool) -> Vec<Gpu> {
                     name: Some("rank".into()),
                     user: Some("root".into()),
                     used_bytes: Some(Bytes(20 << 30)),
+                    mig: None,
                 });
             }
         }

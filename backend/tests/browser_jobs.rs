@@ -6,48 +6,14 @@
 
 #[path = "common/browser_kit.rs"]
 mod browser_kit;
+#[path = "common/sleeper.rs"]
+mod sleeper;
 
 use browser_kit::*;
 use fantoccini::Locator;
-use std::process::{Child, Command};
+use sleeper::Sleeper;
+use std::process::Command;
 use std::time::Duration;
-
-/// A process that holds "GPU memory" in the script: `sleep` under `sh` (a launcher), so each is
-/// a process-tree job of its own.
-struct Sleeper(Child, u32);
-
-impl Sleeper {
-    fn start() -> Self {
-        let child = Command::new("sh")
-            .args(["-c", "sleep 600; true"])
-            .spawn()
-            .expect("sh");
-        let sh = child.id();
-        // Owned (and so killed) from here on, whatever happens next.
-        let mut me = Sleeper(child, 0);
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children"))
-                .unwrap_or_default();
-            if let Some(pid) = children.split_whitespace().find_map(|p| p.parse().ok()) {
-                me.1 = pid;
-                return me;
-            }
-            assert!(std::time::Instant::now() < deadline, "sleep did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Sleeper {
-    fn drop(&mut self) {
-        if self.1 != 0 {
-            let _ = Command::new("kill").arg(self.1.to_string()).status();
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn script(small: u32, big: u32) -> String {
     // The small job's GPU waits (15% busy), the big one's works (90%).

@@ -170,6 +170,7 @@ fn gpu(index: u32, pid: u32, mib: u64) -> Gpu {
         name: None,
         user: Some("root".into()),
         used_bytes: Some(Bytes(mib * MIB)),
+        mig: None,
     }]);
     g
 }

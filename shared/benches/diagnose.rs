@@ -50,9 +50,11 @@ fn frame(i: u64, starved: bool) -> Frame {
                     name: Some("python".to_owned()),
                     user: None,
                     used_bytes: Some(Bytes(used - GIB)),
+                    mig: None,
                 }]),
                 processes_t_ms: None,
                 nvml_api: None,
+                mig: Vec::new(),
             }
         })
         .collect();
@@ -131,6 +133,7 @@ fn jobs(i: u64) -> Vec<Job> {
                     memory_used_bytes: Some(Bytes(50 * GIB)),
                     memory_share_pct: None,
                     utilization_pct: None,
+                    mig: None,
                 })
                 .collect(),
             gpu_pids: vec![1000 + 2 * j, 1001 + 2 * j],

@@ -92,6 +92,38 @@ pub struct Gpu {
     /// read from NVML (a lost GPU, an imported log).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvml_api: Option<GpuApis>,
+    /// Its MIG instances while the GPU is in MIG mode (docs/jobs.md#mig), each its own memory
+    /// pool; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mig: Vec<MigInstance>,
+}
+
+/// Which MIG instance of its GPU: the GPU instance and the compute instance within it, as NVML
+/// numbers them (`nvidia-smi`'s `GI ID` and `CI ID`).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+pub struct MigSlot {
+    pub gpu_instance_id: u32,
+    pub compute_instance_id: u32,
+}
+
+/// One MIG instance of a GPU in MIG mode: a slice with memory of its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MigInstance {
+    /// NVML's index of the MIG device on its GPU (0 to 6).
+    pub index: u32,
+    /// Its ids; absent when NVML did not give them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<MigSlot>,
+    /// `MIG-…`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<GpuMemory>,
+    /// Absent where the driver has no per-instance utilization, as most do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utilization_gpu_pct: Option<Percent>,
 }
 
 /// Which NVML call generations a GPU's readings came from. Drivers before R510 (the 470 and 495
@@ -163,6 +195,9 @@ pub struct GpuProcess {
     /// `None` when NVML does not know (e.g. under MIG without privileges).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used_bytes: Option<Bytes>,
+    /// The MIG instance it runs on, when its GPU is in MIG mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig: Option<MigSlot>,
 }
 
 /// Whether a GPU process's pid could be looked up here.
@@ -421,6 +456,7 @@ impl Gpu {
             processes: None,
             processes_t_ms: None,
             nvml_api: None,
+            mig: Vec::new(),
         }
     }
 }

@@ -106,6 +106,24 @@ pub struct JobGpu {
     /// absent when the GPU is shared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub utilization_pct: Option<Percent>,
+    /// The MIG instance this part of the job runs on (a job on two slices of one GPU has a part
+    /// for each); its memory share is then of the slice's memory, and its utilization the
+    /// slice's, which most drivers do not give.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig: Option<crate::frame::MigSlot>,
+}
+
+impl JobGpu {
+    /// `0`, or `0 (MIG 1/0)` for a part on a MIG instance (GPU instance 1, compute instance 0).
+    pub fn place(&self) -> String {
+        match self.mig {
+            Some(m) => format!(
+                "{} (MIG {}/{})",
+                self.index, m.gpu_instance_id, m.compute_instance_id
+            ),
+            None => self.index.to_string(),
+        }
+    }
 }
 
 /// Which counters a job's I/O figures come from; they count different things.
@@ -194,6 +212,15 @@ impl Job {
         s
     }
 
+    /// The indices of its GPUs, ascending, once each (a job on two MIG instances of one GPU has
+    /// two parts there).
+    pub fn gpu_indices(&self) -> Vec<u32> {
+        let mut indices: Vec<u32> = self.gpus.iter().map(|g| g.index).collect();
+        indices.sort_unstable();
+        indices.dedup();
+        indices
+    }
+
     /// GPU memory held on all its GPUs; absent when no figure was known.
     pub fn gpu_memory(&self) -> Option<Bytes> {
         self.gpus
@@ -236,7 +263,7 @@ impl Job {
                 let mem = g
                     .memory_used_bytes
                     .map_or_else(|| "memory unknown".to_owned(), format_bytes);
-                format!("GPU {} {mem}", g.index)
+                format!("GPU {} {mem}", g.place())
             })
             .collect();
         s.push_str(": ");
@@ -342,6 +369,7 @@ mod tests {
             memory_used_bytes: Some(Bytes(50 << 30)),
             memory_share_pct: None,
             utilization_pct: None,
+            mig: None,
         }];
         j.io_absent = Some("needs root".into());
         j.workers = Some(8);
@@ -375,6 +403,7 @@ mod tests {
             memory_used_bytes: b.map(Bytes),
             memory_share_pct: None,
             utilization_pct: None,
+            mig: None,
         };
         j.gpus = vec![g(0, None)];
         assert_eq!(j.gpu_memory(), None);

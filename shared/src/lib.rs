@@ -20,8 +20,8 @@ pub mod window;
 
 pub use frame::{
     BlockCounters, BlockDevice, Frame, Gpu, GpuApis, GpuMemory, GpuProcess, GpuState, MemoryApi,
-    Mount, MountKind, NvmlStatus, Presence, ProcessApi, Psi, Source, SourceCost, SourceError,
-    SystemStats,
+    MigInstance, MigSlot, Mount, MountKind, NvmlStatus, Presence, ProcessApi, Psi, Source,
+    SourceCost, SourceError, SystemStats,
 };
 pub use jobs::{IoCounter, Job, JobDeviceIo, JobGpu, JobIo, JobKind, JobPsi};
 pub use protocol::{ClientMsg, ErrorCode, HostState, PROTOCOL_VERSION, ServerMsg};

@@ -52,6 +52,7 @@ fn full_frame() -> Frame {
                         name: Some("python3".into()),
                         user: Some("alice".into()),
                         used_bytes: Some(Bytes::from_mib(51200)),
+                        mig: None,
                     },
                     GpuProcess {
                         pid: 4_000_001,
@@ -59,6 +60,7 @@ fn full_frame() -> Frame {
                         name: None,
                         user: None,
                         used_bytes: Some(Bytes::from_mib(300)),
+                        mig: None,
                     },
                     GpuProcess {
                         pid: 918_273,
@@ -66,6 +68,7 @@ fn full_frame() -> Frame {
                         name: None,
                         user: None,
                         used_bytes: Some(Bytes::from_mib(200)),
+                        mig: None,
                     },
                 ]),
                 processes_t_ms: Some(1_764_499_998_000),
@@ -73,6 +76,7 @@ fn full_frame() -> Frame {
                     memory: Some(MemoryApi::V2),
                     processes: Some(ProcessApi::V3),
                 }),
+                mig: Vec::new(),
             },
             Gpu::unread(
                 1,
@@ -102,6 +106,7 @@ fn full_frame() -> Frame {
                     memory: Some(MemoryApi::V1),
                     processes: Some(ProcessApi::V2),
                 }),
+                mig: Vec::new(),
             },
         ],
         mounts: vec![Mount {
@@ -171,6 +176,7 @@ fn full_frame() -> Frame {
                 memory_used_bytes: Some(Bytes::from_mib(51200)),
                 memory_share_pct: Some(Percent(62.8)),
                 utilization_pct: None,
+                mig: None,
             }],
             gpu_pids: vec![4242],
             workers: Some(8),

@@ -2,11 +2,15 @@
 //! processes, disks, mounts and CPU figures, and what the logs lack stays absent. A GPU without
 //! memory figures carries an error that names them, so the diagnosis says what is missing.
 
-use super::model::{CpuRow, DiskRow, GpuRow, MountRow, ProcessRow, Sample};
+use super::model::{CpuRow, DiskRow, GpuRow, MigRow, MountRow, ProcessRow, Sample};
 use shared::{
-    BlockDevice, Bytes, BytesPerSec, Frame, Gpu, GpuMemory, GpuProcess, GpuState, Mount, MountKind,
-    NvmlStatus, Percent, Presence, Source, SourceError, SystemStats,
+    BlockDevice, Bytes, BytesPerSec, Frame, Gpu, GpuMemory, GpuProcess, GpuState, MigInstance,
+    Mount, MountKind, NvmlStatus, Percent, Presence, Source, SourceError, SystemStats,
 };
+
+use crate::collect::sources::jobs::job_gpus;
+use shared::{Job, JobKind};
+use std::collections::BTreeSet;
 
 /// What the frames of an import say about NVML when no log has GPU rows.
 pub const NO_GPU_LOG: &str = "no GPU data in the imported logs";
@@ -16,6 +20,7 @@ pub fn frame(host: &str, seq: u64, t_ms: u64, interval_ms: u64, samples: &[&Samp
     let mut f = Frame::empty(host, seq, t_ms, interval_ms);
     let gpu_rows: Vec<&GpuRow> = samples.iter().flat_map(|s| &s.gpus).collect();
     let processes: Vec<&ProcessRow> = samples.iter().flat_map(|s| &s.processes).collect();
+    let instances: Vec<&MigRow> = samples.iter().flat_map(|s| &s.mig).collect();
     let driver = gpu_rows.iter().find_map(|g| g.driver_version.clone());
     f.nvml = if gpu_rows.is_empty() && processes.is_empty() {
         NvmlStatus::Error {
@@ -31,6 +36,11 @@ pub fn frame(host: &str, seq: u64, t_ms: u64, interval_ms: u64, samples: &[&Samp
             .index
             .unwrap_or_else(|| u32::try_from(pos).unwrap_or(u32::MAX));
         let mut g = gpu(index, row);
+        g.mig = instances
+            .iter()
+            .filter(|m| m.gpu_index == Some(index))
+            .filter_map(|m| mig_instance(m))
+            .collect();
         let mine: Vec<GpuProcess> = processes
             .iter()
             .filter(|p| {
@@ -59,8 +69,54 @@ pub fn frame(host: &str, seq: u64, t_ms: u64, interval_ms: u64, samples: &[&Samp
         .collect();
     f.mounts = samples.iter().flat_map(|s| &s.mounts).map(mount).collect();
     f.system = samples.iter().find_map(|s| s.cpu.as_ref()).map(system);
+    f.jobs = process_jobs(&f.gpus);
     f
 }
+
+/// Each process a log names is a job of its own, `process <pid>` (docs/jobs.md#imported-logs): a
+/// log has no cgroups, process tree or per-process I/O, so a job's workers, CPU, host memory
+/// and I/O are absent, and its GPU parts come from the log's memory per process.
+fn process_jobs(gpus: &[Gpu]) -> Vec<Job> {
+    let mut pids: Vec<(u32, Option<String>)> = gpus
+        .iter()
+        .flat_map(|g| g.processes.iter().flatten())
+        .map(|p| (p.pid, p.name.clone()))
+        .collect();
+    pids.sort_by_key(|(pid, _)| *pid);
+    pids.dedup_by_key(|(pid, _)| *pid);
+    let mut jobs: Vec<Job> = pids
+        .into_iter()
+        .map(|(pid, name)| {
+            let mine = BTreeSet::from([pid]);
+            Job {
+                kind: JobKind::Process,
+                id: pid.to_string(),
+                step: None,
+                name,
+                user: None,
+                gpus: gpus.iter().flat_map(|g| job_gpus(g, &mine)).collect(),
+                gpu_pids: vec![pid],
+                workers: None,
+                rss_bytes: None,
+                cpu_pct: None,
+                io: None,
+                io_absent: Some(NO_JOB_IO.to_owned()),
+                psi_io: None,
+                psi_memory: None,
+            }
+        })
+        .collect();
+    jobs.sort_by(|a, b| {
+        b.gpu_memory()
+            .map(|b| b.0)
+            .cmp(&a.gpu_memory().map(|b| b.0))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    jobs
+}
+
+/// Why an imported job has no I/O figures.
+pub const NO_JOB_IO: &str = "the imported logs have no per-process I/O";
 
 fn gpu(index: u32, row: &GpuRow) -> Gpu {
     let mut g = Gpu::unread(index, row.uuid.clone(), row.name.clone(), GpuState::Ok);
@@ -111,7 +167,28 @@ fn process(p: &ProcessRow) -> GpuProcess {
         name: p.name.clone(),
         user: None,
         used_bytes: p.used_bytes.map(Bytes),
+        mig: p.mig,
     }
+}
+
+/// A MIG instance as the log gives it: its ids, memory and index; no uuid or utilization. A row
+/// without its MIG device index is left out.
+fn mig_instance(m: &MigRow) -> Option<MigInstance> {
+    Some(MigInstance {
+        index: m.device?,
+        slot: m.slot,
+        uuid: None,
+        memory: m
+            .memory_total_bytes
+            .zip(m.memory_used_bytes)
+            .map(|(total, used)| GpuMemory {
+                total_bytes: Bytes(total),
+                used_bytes: Bytes(used),
+                reserved_bytes: None,
+                free_bytes: Bytes(total.saturating_sub(used)),
+            }),
+        utilization_gpu_pct: None,
+    })
 }
 
 fn block_device(d: &DiskRow) -> BlockDevice {

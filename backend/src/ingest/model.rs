@@ -15,6 +15,8 @@ pub struct Sample {
     pub line: usize,
     pub gpus: Vec<GpuRow>,
     pub processes: Vec<ProcessRow>,
+    /// The MIG instances of GPUs in MIG mode (the table's `MIG devices:` block).
+    pub mig: Vec<MigRow>,
     pub disks: Vec<DiskRow>,
     pub mounts: Vec<MountRow>,
     pub cpu: Option<CpuRow>,
@@ -51,6 +53,19 @@ pub struct ProcessRow {
     pub pid: u32,
     pub name: Option<String>,
     pub used_bytes: Option<u64>,
+    /// The MIG instance it runs on (the table's `GI ID` and `CI ID`).
+    pub mig: Option<shared::MigSlot>,
+}
+
+/// One MIG instance in one sample: `|  0    1   0   0  |   3751MiB / 20096MiB | ...`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MigRow {
+    pub gpu_index: Option<u32>,
+    pub slot: Option<shared::MigSlot>,
+    /// nvidia-smi's `MIG Dev`, NVML's MIG device index.
+    pub device: Option<u32>,
+    pub memory_used_bytes: Option<u64>,
+    pub memory_total_bytes: Option<u64>,
 }
 
 /// One block device in one `iostat -x` report (rates over the report's interval).

@@ -174,6 +174,40 @@ fn gpu_families<'s>(s: &'s Scrape, out: &mut Out) -> fmt::Result {
             s.gpus().filter_map(|(h, _, g)| Some((gl(h, g), pick(g)?))),
         )?;
     }
+    // A GPU in MIG mode: each instance's own memory (docs/jobs.md#mig), labelled with the GPU
+    // and the instance's ids and uuid. An instance without its ids has no series.
+    type PickMig = fn(&shared::GpuMemory) -> u64;
+    let mig: [(&str, &str, PickMig); 2] = [
+        (
+            "vramio_gpu_mig_memory_total_bytes",
+            "Memory of a MIG instance (its own pool), labelled gpu_instance and compute_instance.",
+            |m| m.total_bytes.0,
+        ),
+        (
+            "vramio_gpu_mig_memory_used_bytes",
+            "Memory used on a MIG instance.",
+            |m| m.used_bytes.0,
+        ),
+    ];
+    for (name, help, pick) in mig {
+        out.gauge(
+            name,
+            help,
+            s.gpus().flat_map(|(h, _, g)| {
+                g.mig.iter().filter_map(move |i| {
+                    let slot = i.slot?;
+                    let mut labels = gl(h, g);
+                    labels.push(("gpu_instance", Cow::Owned(slot.gpu_instance_id.to_string())));
+                    labels.push((
+                        "compute_instance",
+                        Cow::Owned(slot.compute_instance_id.to_string()),
+                    ));
+                    labels.push(("mig_uuid", Cow::Borrowed(i.uuid.as_deref().unwrap_or(""))));
+                    Some((labels, f(pick(i.memory.as_ref()?))))
+                })
+            }),
+        )?;
+    }
     out.gauge(
         "vramio_gpu_process_memory_used_bytes",
         "GPU memory a process holds on the GPU; process is its name, (exited) or (not visible).",

@@ -68,6 +68,15 @@ pub(super) fn encode(s: &Scrape, out: &mut Out) -> fmt::Result {
                 let mut labels = s.job_labels(h, j);
                 labels.push(("gpu", Cow::Owned(g.index.to_string())));
                 labels.push(("uuid", Cow::Borrowed(g.uuid.as_deref().unwrap_or(""))));
+                // A job's parts on two MIG instances of one GPU are two series.
+                let (gi, ci) = g.mig.map_or((String::new(), String::new()), |m| {
+                    (
+                        m.gpu_instance_id.to_string(),
+                        m.compute_instance_id.to_string(),
+                    )
+                });
+                labels.push(("gpu_instance", Cow::Owned(gi)));
+                labels.push(("compute_instance", Cow::Owned(ci)));
                 Some((labels, g.memory_used_bytes?.0 as f64))
             })
         }),

@@ -45,7 +45,34 @@ fn golden() -> (Frame, Diagnosis) {
 }
 
 fn single() -> Scrape {
-    let (frame, diagnosis) = golden();
+    let (mut frame, diagnosis) = golden();
+    // GPU 2 in MIG mode with one instance, for the MIG families (an instance without ids has
+    // no series).
+    let memory = shared::GpuMemory {
+        total_bytes: shared::Bytes(10_000 << 20),
+        used_bytes: shared::Bytes(2_000 << 20),
+        reserved_bytes: None,
+        free_bytes: shared::Bytes(8_000 << 20),
+    };
+    frame.gpus[2].mig = vec![
+        shared::MigInstance {
+            index: 0,
+            slot: Some(shared::MigSlot {
+                gpu_instance_id: 1,
+                compute_instance_id: 0,
+            }),
+            uuid: Some("MIG-0c0ffee0-1111-2222-3333-444444444444".into()),
+            memory: Some(memory),
+            utilization_gpu_pct: None,
+        },
+        shared::MigInstance {
+            index: 1,
+            slot: None,
+            uuid: None,
+            memory: Some(memory),
+            utilization_gpu_pct: None,
+        },
+    ];
     Scrape {
         options: Options::default(),
         hosts: vec![HostData::up("gpu-node-7", frame, Some(diagnosis))],

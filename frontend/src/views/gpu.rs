@@ -190,8 +190,73 @@ fn GpuCard(index: u32) -> impl IntoView {
                     <dd>{text(|g| power(g.power_w, g.power_limit_w))}</dd>
                 </div>
             </dl>
+            <MigInstances gpu />
             <Processes gpu />
         </article>
+    }
+}
+
+/// `1/0`: a MIG instance's GPU instance and compute instance, as `nvidia-smi` lists them.
+pub fn slot_text(slot: Option<shared::MigSlot>) -> String {
+    slot.map_or_else(
+        || DASH.to_owned(),
+        |s| format!("{}/{}", s.gpu_instance_id, s.compute_instance_id),
+    )
+}
+
+/// A GPU in MIG mode's instances: each one's memory (its own pool), utilization where the driver
+/// gives it (most do not: a dash), and how many processes run on it.
+#[component]
+fn MigInstances(gpu: Memo<Option<Gpu>>) -> impl IntoView {
+    move || {
+        gpu.with(|g| {
+            let g = g.as_ref().filter(|g| !g.mig.is_empty())?;
+            let rows = g
+                .mig
+                .iter()
+                .map(|i| {
+                    let procs = g.processes.as_deref().map(|list| {
+                        list.iter()
+                            .filter(|p| p.mig.is_some() && p.mig == i.slot)
+                            .count()
+                    });
+                    let memory = i.memory.map_or_else(
+                        || DASH.to_owned(),
+                        |m| {
+                            format!(
+                                "{} / {} ({})",
+                                opt_bytes(Some(m.used_bytes)),
+                                opt_bytes(Some(m.total_bytes)),
+                                opt_pct(m.used_pct())
+                            )
+                        },
+                    );
+                    view! {
+                        <tr data-testid="gpu-mig" data-slot=slot_text(i.slot)>
+                            <td>{slot_text(i.slot)}</td>
+                            <td class="num" data-testid="gpu-mig-mem">{memory}</td>
+                            <td class="num" data-testid="gpu-mig-util">{opt_pct(i.utilization_gpu_pct)}</td>
+                            <td class="num">{procs.map_or_else(|| DASH.to_owned(), |n| n.to_string())}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            Some(view! {
+                <div class="table-wrap">
+                    <table class="procs mig" data-testid="gpu-migs">
+                        <thead>
+                            <tr>
+                                <th title="GPU instance / compute instance">"MIG instance"</th>
+                                <th class="num">"Memory"</th>
+                                <th class="num" title="Absent where the driver has no per-instance utilization">"Util"</th>
+                                <th class="num">"Processes"</th>
+                            </tr>
+                        </thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+            })
+        })
     }
 }
 
@@ -213,6 +278,7 @@ fn Processes(gpu: Memo<Option<Gpu>>) -> impl IntoView {
             None => view! { <p class="empty">"Process list unavailable."</p> }.into_any(),
             Some([]) => view! { <p class="empty">"No processes."</p> }.into_any(),
             Some(list) => {
+                let mig = list.iter().any(|p| p.mig.is_some());
                 let rows = by_memory(list)
                     .into_iter()
                     .map(|p| {
@@ -231,6 +297,7 @@ fn Processes(gpu: Memo<Option<Gpu>>) -> impl IntoView {
                                 <td>{label}</td>
                                 <td>{p.user.unwrap_or_else(|| DASH.to_owned())}</td>
                                 <td data-testid="gpu-proc-job">{job}</td>
+                                {mig.then(|| view! { <td data-testid="gpu-proc-mig">{slot_text(p.mig)}</td> })}
                                 <td class="num">{opt_bytes(p.used_bytes)}</td>
                             </tr>
                         }
@@ -245,6 +312,7 @@ fn Processes(gpu: Memo<Option<Gpu>>) -> impl IntoView {
                                     <th>"Process"</th>
                                     <th>"User"</th>
                                     <th>"Job"</th>
+                                    {mig.then(|| view! { <th title="GPU instance / compute instance">"MIG"</th> })}
                                     <th class="num">"Memory"</th>
                                 </tr>
                             </thead>
@@ -269,6 +337,7 @@ mod tests {
             name: None,
             user: None,
             used_bytes: used.map(Bytes),
+            mig: None,
         }
     }
 

@@ -98,12 +98,12 @@ fn with_verdicts(jobs: &[Job], d: Option<&Diagnosis>) -> Vec<(Job, Option<JobDia
         .collect()
 }
 
-/// `0, 1` for the GPUs a job holds memory on.
+/// `0, 1` for the GPUs a job holds memory on; `0 (MIG 1/0)` for a MIG instance of one.
 pub fn gpus_text(job: &Job) -> String {
     if job.gpus.is_empty() {
         return DASH.to_owned();
     }
-    let list: Vec<String> = job.gpus.iter().map(|g| g.index.to_string()).collect();
+    let list: Vec<String> = job.gpus.iter().map(shared::JobGpu::place).collect();
     list.join(", ")
 }
 
@@ -374,6 +374,7 @@ mod tests {
                     memory_used_bytes: None,
                     memory_share_pct: None,
                     utilization_pct: u.map(Percent),
+                    mig: None,
                 })
                 .collect(),
             gpu_pids: vec![1],

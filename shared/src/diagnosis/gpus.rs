@@ -107,39 +107,7 @@ pub(crate) fn gather(ctx: &Ctx<'_>) -> Vec<GpuSeries> {
     };
     let mut all: Vec<(u32, GpuSeries)> = indices(ctx.frames)
         .into_iter()
-        .map(|index| {
-            let subject = format!("gpu {index}");
-            let band = ctx.band(
-                Band {
-                    warn: th.gpu_mem_warn_pct,
-                    crit: Some(th.gpu_mem_crit_pct),
-                    dir: Dir::AtLeast,
-                },
-                RuleId::GpuMemoryPressure,
-                &subject,
-            );
-            let s = GpuSeries {
-                index,
-                mem: Tally::new(band),
-                mem_low: 0,
-                total_bytes: None,
-                usable_bytes: None,
-                points: Vec::with_capacity((th.trend_max_points as usize).min(n) + 1),
-                util: Moments::default(),
-                util_by_frame: Vec::with_capacity(n),
-                util_low: 0,
-                util_below_starved: 0,
-                job: (0, 0),
-                unattributed: (0, 0, None),
-                orphan: (0, 0, None),
-                named_process_seen: false,
-                unavailable: 0,
-                unavailable_now: false,
-                last_error: None,
-                subject,
-            };
-            (index, s)
-        })
+        .map(|index| (index, series(ctx, index, format!("gpu {index}"))))
         .collect();
     for f in ctx.frames {
         let keep = sub.next();
@@ -157,7 +125,42 @@ pub(crate) fn gather(ctx: &Ctx<'_>) -> Vec<GpuSeries> {
     all.into_iter().map(|(_, s)| s).collect()
 }
 
-fn add_sample(
+/// An empty series for GPU `index`, named `subject`.
+pub(super) fn series(ctx: &Ctx<'_>, index: u32, subject: String) -> GpuSeries {
+    let th = ctx.th;
+    let n = ctx.frames.len();
+    let band = ctx.band(
+        Band {
+            warn: th.gpu_mem_warn_pct,
+            crit: Some(th.gpu_mem_crit_pct),
+            dir: Dir::AtLeast,
+        },
+        RuleId::GpuMemoryPressure,
+        &subject,
+    );
+    GpuSeries {
+        index,
+        mem: Tally::new(band),
+        mem_low: 0,
+        total_bytes: None,
+        usable_bytes: None,
+        points: Vec::with_capacity((th.trend_max_points as usize).min(n) + 1),
+        util: Moments::default(),
+        util_by_frame: Vec::with_capacity(n),
+        util_low: 0,
+        util_below_starved: 0,
+        job: (0, 0),
+        unattributed: (0, 0, None),
+        orphan: (0, 0, None),
+        named_process_seen: false,
+        unavailable: 0,
+        unavailable_now: false,
+        last_error: None,
+        subject,
+    }
+}
+
+pub(super) fn add_sample(
     th: &Thresholds,
     s: &mut GpuSeries,
     f: &Frame,

@@ -16,6 +16,8 @@ pub(crate) struct JobSeries {
     pub(crate) label: String,
     pub(crate) user: Option<String>,
     pub(crate) gpus: Vec<u32>,
+    /// The MIG instances its processes run on in the newest frame, by GPU index.
+    pub(crate) mig: Vec<(u32, crate::frame::MigSlot)>,
     pub(crate) reads: Moments,
     /// Reads per device by name, where the job's counters are its cgroup's (`io.stat`).
     pub(crate) reads_by_device: Vec<(String, Moments)>,
@@ -45,7 +47,12 @@ pub(crate) fn gather(frames: &[Frame]) -> Vec<JobSeries> {
             step: j.step.clone(),
             label: j.label(),
             user: j.user.clone(),
-            gpus: j.gpus.iter().map(|g| g.index).collect(),
+            gpus: j.gpu_indices(),
+            mig: j
+                .gpus
+                .iter()
+                .filter_map(|g| Some((g.index, g.mig?)))
+                .collect(),
             reads: Moments::default(),
             reads_by_device: Vec::new(),
             writes_by_frame: vec![None; frames.len()],

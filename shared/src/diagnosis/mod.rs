@@ -37,6 +37,7 @@ mod headroom;
 mod host_memory;
 mod job_branch;
 mod job_series;
+mod mig;
 mod model;
 mod no_data;
 pub(crate) mod per_job;

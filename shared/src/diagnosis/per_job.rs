@@ -123,22 +123,31 @@ pub(crate) fn evaluate(
     let jobs = gather(ctx.frames);
     let mut out = Vec::with_capacity(jobs.len());
     for (k, job) in jobs.iter().enumerate() {
+        // A GPU the job runs on through MIG instances is those instances to it.
+        let on_mig = |index: u32| job.mig.iter().any(|(i, _)| *i == index);
         let gpus: Vec<GpuSeries> = host_gpus
             .iter()
-            .filter(|g| job.gpus.contains(&g.index))
+            .filter(|g| job.gpus.contains(&g.index) && !on_mig(g.index))
             .cloned()
             .collect();
-        if gpus.is_empty() {
+        let slices = if job.mig.is_empty() {
+            Vec::new()
+        } else {
+            super::mig::gather_mig(ctx, &job.mig)
+        };
+        if gpus.is_empty() && slices.is_empty() {
             continue;
         }
-        out.push(one(ctx, &gpus, &memory, sys, disks, &jobs, k));
+        out.push(one(ctx, (&gpus, &slices), &memory, sys, disks, &jobs, k));
     }
     out
 }
 
+/// One job's verdict: `gpus` are the host's series of its whole GPUs, `slices` those of its MIG
+/// instances.
 fn one(
     ctx: &Ctx<'_>,
-    gpus: &[GpuSeries],
+    (whole, slices): (&[GpuSeries], &[GpuSeries]),
     memory: &Memory<'_>,
     sys: &SystemSeries,
     disks: &mut Option<DiskSeries>,
@@ -149,10 +158,29 @@ fn one(
     let prev = ctx
         .prev
         .and_then(|p| p.jobs.iter().find(|d| d.kind == job.kind && d.id == job.id));
-    let (mem, findings) = memory.of(gpus);
+    let (mut mem, findings) = memory.of(whole);
     let mut out = Out {
         findings,
         ..Out::default()
+    };
+    if !slices.is_empty() {
+        // Each instance's memory is a pool of its own: the memory rule is asked of it here.
+        let mut own = Out::default();
+        let sliced = super::gpu_memory::evaluate(ctx, slices, &mut own);
+        mem.answer = if whole.is_empty() {
+            sliced.answer
+        } else {
+            any_yes([mem.answer, sliced.answer])
+        };
+        mem.evidence.extend(sliced.evidence);
+        out.findings.extend(own.findings);
+    }
+    let all: Vec<GpuSeries>;
+    let gpus: &[GpuSeries] = if slices.is_empty() {
+        whole
+    } else {
+        all = whole.iter().chain(slices).cloned().collect();
+        &all
     };
     let mut path = vec![node(NodeId::GpuMemory, &mem)];
     let mut contention = None;

@@ -24,6 +24,7 @@ fn job(id: &str, gpu: u32, io: Option<(f64, f64)>) -> Job {
             memory_used_bytes: Some(Bytes(40 * GIB)),
             memory_share_pct: None,
             utilization_pct: None,
+            mig: None,
         }],
         gpu_pids: vec![1000 + gpu],
         workers: None,
@@ -486,4 +487,92 @@ fn a_viewer_without_user_names_gets_none_in_a_job_verdict_or_its_words() {
         jobs_about(&hidden, &frame.jobs).as_deref(),
         Some("unit jupyter-…-singleuser.service (…-train) on GPU 0")
     );
+}
+
+/// GPU 0 in MIG mode: instance 1/0 of 10 GiB at `full_pct`, instance 2/0 of 10 GiB at 20%, a
+/// process on each (pids 1001 and 1002); the whole GPU at 25% and no utilization (as under MIG).
+fn mig_frames(n: u64, full_pct: f64) -> Vec<Frame> {
+    use crate::frame::{GpuMemory, MigInstance, MigSlot};
+    let slot = |gi| MigSlot {
+        gpu_instance_id: gi,
+        compute_instance_id: 0,
+    };
+    let instance = |index, gi, pct: f64| {
+        let total = 10 * GIB;
+        let used = (total as f64 * pct / 100.0) as u64;
+        MigInstance {
+            index,
+            slot: Some(slot(gi)),
+            uuid: Some(format!("MIG-{gi}")),
+            memory: Some(GpuMemory {
+                total_bytes: Bytes(total),
+                used_bytes: Bytes(used),
+                reserved_bytes: Some(Bytes(0)),
+                free_bytes: Bytes(total - used),
+            }),
+            utilization_gpu_pct: None,
+        }
+    };
+    window(n, |_, f| {
+        let mut g = gpu(0, 80, 25.0, 0.0);
+        g.utilization_gpu_pct = None;
+        g.utilization_memory_pct = None;
+        let mut a = proc_(1001, Some("python"), 9 * GIB);
+        a.mig = Some(slot(1));
+        let mut b = proc_(1002, Some("python"), 2 * GIB);
+        b.mig = Some(slot(2));
+        g.processes = Some(vec![a, b]);
+        g.mig = vec![instance(0, 1, full_pct), instance(1, 2, 20.0)];
+        f.gpus = vec![g];
+        let part = |gi, gib| JobGpu {
+            index: 0,
+            uuid: None,
+            memory_used_bytes: Some(Bytes(gib * GIB)),
+            memory_share_pct: None,
+            utilization_pct: None,
+            mig: Some(slot(gi)),
+        };
+        let mut ja = job("100", 0, Some((1.0, 0.0)));
+        ja.gpus = vec![part(1, 9)];
+        ja.gpu_pids = vec![1001];
+        let mut jb = job("200", 0, Some((1.0, 0.0)));
+        jb.gpus = vec![part(2, 2)];
+        jb.gpu_pids = vec![1002];
+        f.jobs = vec![ja, jb];
+    })
+}
+
+#[test]
+fn a_job_whose_mig_instance_is_full_is_under_memory_pressure_and_its_neighbour_is_not() {
+    let d = run(&mig_frames(60, 97.0));
+    // The whole GPU is a quarter used: the host's own memory answer is no.
+    assert_eq!(d.path[0].node, NodeId::GpuMemory);
+    assert_eq!(d.path[0].answer, Answer::No, "{:?}", d.path[0]);
+    let full = of(&d, "100");
+    assert_eq!(full.verdict, Verdict::GpuMemoryPressure, "{full:?}");
+    let f = &full.findings[0];
+    assert_eq!(f.rule, RuleId::GpuMemoryPressure);
+    assert_eq!(f.subject.as_deref(), Some("gpu 0 mig 1/0"));
+    assert!(
+        f.suggestions[0]
+            .why
+            .contains("gpu 0 mig 1/0 used 97.0% of 10.0 GiB"),
+        "{}",
+        f.suggestions[0].why
+    );
+    // The neighbour's instance is fine, and no utilization is known for it: not starved, not
+    // healthy either (nothing says its GPU is busy), and no memory finding.
+    let other = of(&d, "200");
+    assert_eq!(other.path[0].answer, Answer::No, "{:?}", other.path[0]);
+    assert!(
+        other
+            .findings
+            .iter()
+            .all(|f| f.rule != RuleId::GpuMemoryPressure)
+    );
+    assert_eq!(other.verdict, Verdict::NoData, "{other:?}");
+    assert_eq!(other.gpus, vec![0]);
+    // Below the threshold the full job is no longer under pressure.
+    let calm = run(&mig_frames(60, 50.0));
+    assert_ne!(of(&calm, "100").verdict, Verdict::GpuMemoryPressure);
 }

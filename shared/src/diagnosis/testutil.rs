@@ -34,6 +34,7 @@ pub fn gpu(index: u32, total_gib: u64, used_pct: f64, util: f64) -> Gpu {
         processes: Some(vec![proc_(4242, Some("python"), used.saturating_sub(GIB))]),
         processes_t_ms: None,
         nvml_api: None,
+        mig: Vec::new(),
     }
 }
 
@@ -49,6 +50,7 @@ pub fn proc_(pid: u32, name: Option<&str>, used: u64) -> GpuProcess {
         name: name.map(str::to_owned),
         user: None,
         used_bytes: Some(Bytes(used)),
+        mig: None,
     }
 }
 

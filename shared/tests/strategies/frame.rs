@@ -6,8 +6,8 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use shared::{
     BlockCounters, BlockDevice, Bytes, BytesPerSec, Frame, Gpu, GpuApis, GpuMemory, GpuProcess,
-    Job, JobDeviceIo, JobGpu, JobIo, JobPsi, Mount, NvmlStatus, Percent, Psi, SourceCost,
-    SourceError, SystemStats,
+    Job, JobDeviceIo, JobGpu, JobIo, JobPsi, MigInstance, MigSlot, Mount, NvmlStatus, Percent, Psi,
+    SourceCost, SourceError, SystemStats,
 };
 
 static HOSTS: [&str; 3] = ["gpu-node-7", "node1", ""];
@@ -64,6 +64,33 @@ fn gpu_memory() -> impl Strategy<Value = GpuMemory> {
     ]
 }
 
+/// A MIG instance's ids: few values, so processes and instances meet.
+fn mig_slot() -> impl Strategy<Value = MigSlot> {
+    (int32(0..3), int32(0..2)).prop_map(|(gpu_instance_id, compute_instance_id)| MigSlot {
+        gpu_instance_id,
+        compute_instance_id,
+    })
+}
+
+fn mig_instance(f: Floats) -> impl Strategy<Value = MigInstance> {
+    (
+        int32(0..7),
+        opt(mig_slot()),
+        opt(name(&UUIDS)),
+        opt(gpu_memory()),
+        opt(percent(f)),
+    )
+        .prop_map(
+            |(index, slot, uuid, memory, utilization_gpu_pct)| MigInstance {
+                index,
+                slot,
+                uuid,
+                memory,
+                utilization_gpu_pct,
+            },
+        )
+}
+
 fn gpu_process() -> impl Strategy<Value = GpuProcess> {
     (
         prop_oneof![3 => 1u32..5, 1 => any::<u32>()],
@@ -71,13 +98,15 @@ fn gpu_process() -> impl Strategy<Value = GpuProcess> {
         opt(name(&PROCS)),
         opt(name(&USERS)),
         opt(bytes(80 * GIB)),
+        opt(mig_slot()),
     )
-        .prop_map(|(pid, presence, name, user, used_bytes)| GpuProcess {
+        .prop_map(|(pid, presence, name, user, used_bytes, mig)| GpuProcess {
             pid,
             presence,
             name,
             user,
             used_bytes,
+            mig,
         })
 }
 
@@ -102,12 +131,13 @@ pub fn gpu(f: Floats) -> impl Strategy<Value = Gpu> {
         opt(vec(gpu_process(), 0..4)),
         opt(int(T0_MS..T0_MS + 1_000_000)),
         opt(apis),
+        prop_oneof![3 => Just(Vec::new()), 1 => vec(mig_instance(f), 0..3)],
     );
     (ident, readings, lists).prop_map(
         |(
             (index, uuid, name, state),
             (memory, util_gpu, util_mem, temperature_c, power_w, power_limit_w),
-            (processes, processes_t_ms, nvml_api),
+            (processes, processes_t_ms, nvml_api, mig),
         )| Gpu {
             index,
             uuid,
@@ -122,6 +152,7 @@ pub fn gpu(f: Floats) -> impl Strategy<Value = Gpu> {
             processes,
             processes_t_ms,
             nvml_api,
+            mig,
         },
     )
 }
@@ -299,14 +330,16 @@ fn job_gpu(f: Floats) -> impl Strategy<Value = JobGpu> {
         opt(bytes(80 * GIB)),
         opt(percent(f)),
         opt(percent(f)),
+        opt(mig_slot()),
     )
         .prop_map(
-            |(index, uuid, memory_used_bytes, memory_share_pct, utilization_pct)| JobGpu {
+            |(index, uuid, memory_used_bytes, memory_share_pct, utilization_pct, mig)| JobGpu {
                 index,
                 uuid,
                 memory_used_bytes,
                 memory_share_pct,
                 utilization_pct,
+                mig,
             },
         )
 }

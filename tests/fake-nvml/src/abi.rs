@@ -8,6 +8,7 @@ pub mod codes {
     pub const ERROR_UNINITIALIZED: u32 = 1;
     pub const ERROR_INVALID_ARGUMENT: u32 = 2;
     pub const ERROR_NOT_SUPPORTED: u32 = 3;
+    pub const ERROR_NOT_FOUND: u32 = 6;
     pub const ERROR_INSUFFICIENT_SIZE: u32 = 7;
     pub const ERROR_FUNCTION_NOT_FOUND: u32 = 13;
     pub const ERROR_GPU_IS_LOST: u32 = 15;
@@ -17,6 +18,15 @@ pub mod codes {
 
 /// `NVML_VALUE_NOT_AVAILABLE` as a `c_ulonglong`: "used memory not known".
 pub const VALUE_NOT_AVAILABLE: u64 = u64::MAX;
+
+/// `NVML_DEVICE_MIG_ENABLE`, what `nvmlDeviceGetMigMode` reports on a GPU in MIG mode.
+pub const DEVICE_MIG_ENABLE: c_uint = 1;
+
+/// The most MIG devices a GPU holds (`nvmlDeviceGetMaxMigDeviceCount` on an A100 or H100).
+pub const MAX_MIG_DEVICES: usize = 7;
+
+/// The `gpuInstanceId` / `computeInstanceId` of a process that is not in a MIG instance.
+pub const NO_INSTANCE: c_uint = 0xFFFF_FFFF;
 
 /// `NVML_TEMPERATURE_GPU`, the only sensor NVML has.
 pub const TEMPERATURE_GPU: c_uint = 0;

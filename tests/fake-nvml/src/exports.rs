@@ -1,10 +1,12 @@
 //! The unversioned NVML functions: init and shutdown, error strings, the driver version, device
-//! count and handles, and the per-device readings that have a single generation.
+//! count and handles, and the per-device readings that have a single generation. Given a MIG
+//! device's handle, the uuid is the MIG device's, the name its GPU's, and utilization,
+//! temperature and power are `NOT_SUPPORTED` (NVML has no per-instance figures for them).
 
 use crate::abi::codes::*;
 use crate::abi::{TEMPERATURE_GPU, Utilization};
 use crate::live::{
-    handle_for, handle_index, init, live, round_u32, with_device, write_c_string, write_out,
+    handle_for, init, live, round_u32, with_device, with_device_handle, write_c_string, write_out,
 };
 use std::ffi::{CStr, c_char, c_uint, c_void};
 
@@ -44,6 +46,7 @@ pub extern "C" fn nvmlErrorString(result: u32) -> *const c_char {
         ERROR_UNINITIALIZED => c"Uninitialized",
         ERROR_INVALID_ARGUMENT => c"Invalid Argument",
         ERROR_NOT_SUPPORTED => c"Not Supported",
+        ERROR_NOT_FOUND => c"Not Found",
         ERROR_INSUFFICIENT_SIZE => c"Insufficient Size",
         ERROR_FUNCTION_NOT_FOUND => c"Function Not Found",
         ERROR_GPU_IS_LOST => c"GPU is lost",
@@ -70,7 +73,7 @@ pub unsafe extern "C" fn nvmlSystemGetDriverVersion(version: *mut c_char, length
     }
 }
 
-/// `nvmlDeviceGetCount_v2`.
+/// `nvmlDeviceGetCount_v2`: GPUs only, MIG devices are reached through their GPU.
 ///
 /// # Safety
 /// `count` must be null or valid for a write.
@@ -100,7 +103,7 @@ pub unsafe extern "C" fn nvmlDeviceGetHandleByIndex_v2(
     })
 }
 
-/// `nvmlDeviceGetUUID`.
+/// `nvmlDeviceGetUUID`: a MIG device's own uuid for its handle.
 ///
 /// # Safety
 /// `uuid` must be valid for `length` bytes.
@@ -111,12 +114,12 @@ pub unsafe extern "C" fn nvmlDeviceGetUUID(
     length: c_uint,
 ) -> u32 {
     // SAFETY: forwarded from the caller.
-    with_device(handle_index(device), |d, _| unsafe {
-        write_c_string(&d.uuid, uuid, length)
+    with_device_handle(device, |d, mig, _| unsafe {
+        write_c_string(mig.map_or(&d.uuid, |m| &m.uuid), uuid, length)
     })
 }
 
-/// `nvmlDeviceGetName`.
+/// `nvmlDeviceGetName`: a MIG device answers its GPU's name.
 ///
 /// # Safety
 /// `name` must be valid for `length` bytes.
@@ -127,7 +130,7 @@ pub unsafe extern "C" fn nvmlDeviceGetName(
     length: c_uint,
 ) -> u32 {
     // SAFETY: forwarded from the caller.
-    with_device(handle_index(device), |d, _| unsafe {
+    with_device_handle(device, |d, _, _| unsafe {
         write_c_string(&d.name, name, length)
     })
 }
@@ -141,7 +144,10 @@ pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(
     device: *mut c_void,
     utilization: *mut Utilization,
 ) -> u32 {
-    with_device(handle_index(device), |d, t| {
+    with_device_handle(device, |d, mig, t| {
+        if mig.is_some() {
+            return ERROR_NOT_SUPPORTED;
+        }
         let s = d.sample_at(t);
         if s.util_gpu.is_none() && s.util_mem.is_none() {
             return ERROR_NOT_SUPPORTED;
@@ -168,8 +174,8 @@ pub unsafe extern "C" fn nvmlDeviceGetTemperature(
     if sensor != TEMPERATURE_GPU {
         return ERROR_INVALID_ARGUMENT;
     }
-    with_device(handle_index(device), |d, t| {
-        match d.sample_at(t).temperature_c {
+    with_device_handle(device, |d, mig, t| {
+        match d.sample_at(t).temperature_c.filter(|_| mig.is_none()) {
             None => ERROR_NOT_SUPPORTED,
             // SAFETY: forwarded from the caller.
             Some(c) => unsafe { write_out(temp, round_u32(c)) },
@@ -183,10 +189,12 @@ pub unsafe extern "C" fn nvmlDeviceGetTemperature(
 /// `power` must be null or valid for a write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetPowerUsage(device: *mut c_void, power: *mut c_uint) -> u32 {
-    with_device(handle_index(device), |d, t| match d.sample_at(t).power_w {
-        None => ERROR_NOT_SUPPORTED,
-        // SAFETY: forwarded from the caller.
-        Some(w) => unsafe { write_out(power, round_u32(w * 1000.0)) },
+    with_device_handle(device, |d, mig, t| {
+        match d.sample_at(t).power_w.filter(|_| mig.is_none()) {
+            None => ERROR_NOT_SUPPORTED,
+            // SAFETY: forwarded from the caller.
+            Some(w) => unsafe { write_out(power, round_u32(w * 1000.0)) },
+        }
     })
 }
 
@@ -199,9 +207,11 @@ pub unsafe extern "C" fn nvmlDeviceGetEnforcedPowerLimit(
     device: *mut c_void,
     limit: *mut c_uint,
 ) -> u32 {
-    with_device(handle_index(device), |d, _| match d.power_limit_w {
-        None => ERROR_NOT_SUPPORTED,
-        // SAFETY: forwarded from the caller.
-        Some(w) => unsafe { write_out(limit, round_u32(w * 1000.0)) },
+    with_device_handle(device, |d, mig, _| {
+        match d.power_limit_w.filter(|_| mig.is_none()) {
+            None => ERROR_NOT_SUPPORTED,
+            // SAFETY: forwarded from the caller.
+            Some(w) => unsafe { write_out(limit, round_u32(w * 1000.0)) },
+        }
     })
 }

@@ -1,4 +1,5 @@
-//! The C layer, called directly. One test only: the script lives in a process-global.
+//! The C layer, called directly. The script lives in a process-global, so every test calling it
+//! takes [`use_script`]'s lock first (the MIG calls' tests are in `mig_ffi_tests.rs`).
 
 use crate::abi::codes::*;
 use crate::abi::{MEMORY_V2_VERSION, MemoryV1, MemoryV2, ProcessInfo};
@@ -6,14 +7,30 @@ use crate::exports::*;
 use crate::live::{SCRIPT_ENV, handle_for};
 use crate::versioned::*;
 use std::ffi::{CStr, c_char};
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+static GLOBAL: Mutex<()> = Mutex::new(());
+
+/// Takes the lock on the fake's global state, undoes any init a failed test left, writes `json`
+/// to a script file named after `name` and points `FAKE_NVML_SCRIPT` at it. Keep the guard for
+/// the whole test; the path is the script's.
+pub(crate) fn use_script(name: &str, json: &str) -> (MutexGuard<'static, ()>, PathBuf) {
+    let guard = GLOBAL.lock().unwrap_or_else(PoisonError::into_inner);
+    while nvmlShutdown() == SUCCESS {}
+    let dir = std::env::temp_dir().join(format!("fake-nvml-unit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, json).expect("write script");
+    // SAFETY: only the tests holding GLOBAL touch the environment or the fake's state.
+    unsafe { std::env::set_var(SCRIPT_ENV, &path) };
+    (guard, path)
+}
 
 #[test]
 fn answers_like_nvml() {
-    let dir = std::env::temp_dir().join(format!("fake-nvml-unit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("script.json");
-    std::fs::write(
-        &path,
+    let (_guard, path) = use_script(
+        "answers_like_nvml",
         r#"{"driver_version":"555.42","devices":[
           {"name":"A","uuid":"GPU-a","memory_total_mib":1000,"memory_reserved_mib":10,
            "power_limit_w":300,
@@ -23,10 +40,7 @@ fn answers_like_nvml() {
           {"name":"B","uuid":"GPU-b","memory_total_mib":1,"lost_at_s":0},
           {"name":"C","uuid":"GPU-c","memory_total_mib":100,"new_api":"function_not_found",
            "timeline":[{"at_s":0,"memory_used_mib":1,"processes":[{"pid":5,"used_mib":1}]}]}]}"#,
-    )
-    .expect("write script");
-    // SAFETY: the only test in this binary that touches the environment or the fake's state.
-    unsafe { std::env::set_var(SCRIPT_ENV, &path) };
+    );
     assert_eq!(nvmlInit_v2(), SUCCESS);
     unsafe {
         let mut n = 0;
@@ -112,6 +126,11 @@ fn answers_like_nvml() {
         assert_eq!(count, 2);
         assert_eq!((infos[0].pid, infos[0].used_gpu_memory), (7, 60 << 20));
         assert_eq!((infos[1].pid, infos[1].used_gpu_memory), (8, u64::MAX));
+        // Not in MIG mode: no instance, as NVML says.
+        assert_eq!(
+            (infos[0].gpu_instance_id, infos[0].compute_instance_id),
+            (u32::MAX, u32::MAX)
+        );
         count = 5;
         assert_eq!(
             nvmlDeviceGetGraphicsRunningProcesses_v3(h, &mut count, infos.as_mut_ptr()),
@@ -164,5 +183,5 @@ fn answers_like_nvml() {
 
     std::fs::write(&path, "{").expect("write script");
     assert_eq!(nvmlInit_v2(), ERROR_UNKNOWN);
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&path);
 }

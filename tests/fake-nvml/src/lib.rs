@@ -8,8 +8,9 @@
 //! the `_v3` lists, so a caller really fails to load those symbols.
 //!
 //! The flow: [`script`] parses a script, [`timeline`] answers "what does device N read at time
-//! t" as pure functions, [`live`] holds the script in force since `nvmlInit`, and [`exports`] and
-//! [`versioned`] are the `extern "C"` functions, a thin layer that speaks NVML's C ABI ([`abi`]).
+//! t" as pure functions, [`live`] holds the script in force since `nvmlInit`, and [`exports`],
+//! [`versioned`] and [`mig`] are the `extern "C"` functions, a thin layer that speaks NVML's C ABI
+//! ([`abi`]). [`mig_script`] checks a script's MIG part.
 //!
 //! Script format (the contract of docs/testing.md#the-fake-nvml-library, plus optional extras marked *extra*):
 //! ```json
@@ -44,22 +45,35 @@
 //!   symbols at all).
 //! - From `lost_at_s` (seconds after init, not looped) on every call for that device returns
 //!   `NVML_ERROR_GPU_IS_LOST`; `slow_ms` sleeps in every call for that device.
+//! - *extra* `mig`: a list of `{"gpu_instance_id", "compute_instance_id", "uuid",
+//!   "memory_total_mib"}` puts the GPU in MIG mode with those MIG devices (absent: not
+//!   MIG-capable; `[]`: MIG mode with none yet). A process may name its `gpu_instance_id` and
+//!   `compute_instance_id` (the latter optional when its GPU instance has one compute instance).
+//!   A MIG device's handle answers its uuid, its GPU's name, its own memory (used: the sum of its
+//!   GPU instance's processes) and process lists, and `NOT_SUPPORTED` for utilization,
+//!   temperature and power; see [`mig`].
 //! - Unknown fields are rejected, so a typo fails loudly. A missing or malformed script makes init
 //!   fail with `NVML_ERROR_UNKNOWN` and a message on stderr naming the file and the problem.
 
 pub mod abi;
 pub mod exports;
 pub mod live;
+pub mod mig;
+pub mod mig_script;
 pub mod script;
 pub mod timeline;
 pub mod versioned;
 
 pub use abi::codes;
 pub use live::{SCRIPT_ENV, load_script_from_env};
-pub use script::{Device, NewApi, Scenario, ScriptError, parse};
+pub use script::{Device, MigScript, NewApi, Scenario, ScriptError, parse};
 
 // The C layer's test calls the newer symbols, which the legacy build leaves out.
 #[cfg(all(test, not(fake_nvml_legacy)))]
 mod ffi_tests;
+#[cfg(all(test, not(fake_nvml_legacy)))]
+mod mig_ffi_tests;
+#[cfg(test)]
+mod mig_tests;
 #[cfg(test)]
 mod tests;

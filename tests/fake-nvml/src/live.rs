@@ -1,8 +1,10 @@
 //! The script in force since the latest `nvmlInit`, and the helpers every exported function
-//! shares: device handles, the per-device clock (`slow_ms`, `lost_at_s`), out-pointer writes.
+//! shares: device and MIG device handles, the per-device clock (`slow_ms`, `lost_at_s`),
+//! out-pointer writes.
 
+use crate::abi::MAX_MIG_DEVICES;
 use crate::abi::codes::*;
-use crate::script::{Device, Scenario, parse};
+use crate::script::{Device, MigScript, Scenario, parse};
 use std::ffi::{c_char, c_uint, c_void};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -59,24 +61,65 @@ pub(crate) fn init() -> u32 {
     }
 }
 
-/// Decodes a device handle: the device index plus one, as a pointer.
-pub(crate) fn handle_index(handle: *mut c_void) -> usize {
-    (handle as usize).wrapping_sub(1)
+/// What a device handle names. A GPU's handle is its index plus one, as a pointer; a MIG
+/// device's has the top bit set, the GPU's index above the low three bits and the MIG device's
+/// index (below [`MAX_MIG_DEVICES`]) in them. The two never collide, and null names nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Handle {
+    Gpu(usize),
+    Mig { parent: usize, index: usize },
+}
+
+const MIG_TAG: usize = 1 << (usize::BITS - 1);
+const MIG_INDEX_BITS: u32 = 3;
+const _: () = assert!(MAX_MIG_DEVICES < 1 << MIG_INDEX_BITS);
+
+pub(crate) fn decode_handle(handle: *mut c_void) -> Handle {
+    let raw = handle as usize;
+    if raw & MIG_TAG == 0 {
+        Handle::Gpu(raw.wrapping_sub(1))
+    } else {
+        let rest = raw & !MIG_TAG;
+        Handle::Mig {
+            parent: rest >> MIG_INDEX_BITS,
+            index: rest & ((1 << MIG_INDEX_BITS) - 1),
+        }
+    }
 }
 
 pub(crate) fn handle_for(index: usize) -> *mut c_void {
     (index + 1) as *mut c_void
 }
 
-/// Runs `f` on device `index` at the current time: sleeps `slow_ms` first (outside the lock), then
-/// answers `GPU_IS_LOST` from `lost_at_s` on.
-pub(crate) fn with_device(index: usize, f: impl FnOnce(&Device, f64) -> u32) -> u32 {
+/// The handle of MIG device `index` of GPU `parent`; both must exist in the script.
+pub(crate) fn mig_handle_for(parent: usize, index: usize) -> *mut c_void {
+    (MIG_TAG | (parent << MIG_INDEX_BITS) | index) as *mut c_void
+}
+
+/// The device a handle names in `scenario`, and the MIG device when it names one.
+fn resolve(scenario: &Scenario, handle: Handle) -> Option<(&Device, Option<&MigScript>)> {
+    match handle {
+        Handle::Gpu(index) => Some((scenario.devices.get(index)?, None)),
+        Handle::Mig { parent, index } => {
+            let d = scenario.devices.get(parent)?;
+            Some((d, Some(d.mig.as_ref()?.get(index)?)))
+        }
+    }
+}
+
+/// Runs `f` on the GPU `handle` names, or on a MIG device and its GPU, at the current time:
+/// sleeps the GPU's `slow_ms` first (outside the lock), then answers `GPU_IS_LOST` from its
+/// `lost_at_s` on. A handle naming nothing in the script answers `INVALID_ARGUMENT`.
+pub(crate) fn with_handle(
+    handle: Handle,
+    f: impl FnOnce(&Device, Option<&MigScript>, f64) -> u32,
+) -> u32 {
     let slow_ms = {
         let guard = live();
         let Some(l) = guard.as_ref() else {
             return ERROR_UNINITIALIZED;
         };
-        let Some(d) = l.scenario.devices.get(index) else {
+        let Some((d, _)) = resolve(&l.scenario, handle) else {
             return ERROR_INVALID_ARGUMENT;
         };
         d.slow_ms
@@ -88,14 +131,27 @@ pub(crate) fn with_device(index: usize, f: impl FnOnce(&Device, f64) -> u32) -> 
     let Some(l) = guard.as_ref() else {
         return ERROR_UNINITIALIZED;
     };
-    let Some(d) = l.scenario.devices.get(index) else {
+    let Some((d, mig)) = resolve(&l.scenario, handle) else {
         return ERROR_INVALID_ARGUMENT;
     };
     let t = l.started.elapsed().as_secs_f64();
     if d.is_lost_at(t) {
         return ERROR_GPU_IS_LOST;
     }
-    f(d, t)
+    f(d, mig, t)
+}
+
+/// [`with_handle`] for a call given a device handle from the caller.
+pub(crate) fn with_device_handle(
+    handle: *mut c_void,
+    f: impl FnOnce(&Device, Option<&MigScript>, f64) -> u32,
+) -> u32 {
+    with_handle(decode_handle(handle), f)
+}
+
+/// [`with_handle`] for GPU `index`.
+pub(crate) fn with_device(index: usize, f: impl FnOnce(&Device, f64) -> u32) -> u32 {
+    with_handle(Handle::Gpu(index), |d, _, t| f(d, t))
 }
 
 /// Copies `s` NUL-terminated into a C buffer of `len` bytes.

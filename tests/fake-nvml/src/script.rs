@@ -1,6 +1,8 @@
 //! The script: its shape as written, parsing and validation into a [`Scenario`] whose timelines
-//! have every absent field filled from the point before. [`crate::timeline`] reads them.
+//! have every absent field filled from the point before. [`crate::timeline`] reads them; the
+//! checks of the MIG part are in [`crate::mig_script`].
 
+use crate::mig_script::{check_instances, check_mig_uuids, resolve_instance};
 use serde::Deserialize;
 use std::fmt;
 
@@ -35,8 +37,40 @@ pub struct DeviceScript {
     pub slow_ms: u64,
     #[serde(default)]
     pub new_api: NewApi,
+    /// Absent: the GPU cannot do MIG. Present, even empty: it is in MIG mode with these MIG
+    /// devices, in the order `nvmlDeviceGetMigDeviceHandleByIndex` numbers them.
+    #[serde(default)]
+    pub mig: Option<Vec<MigScript>>,
     #[serde(default)]
     pub timeline: Vec<Point>,
+}
+
+/// One MIG device: a compute instance inside a GPU instance. Compute instances of one GPU
+/// instance share its memory, so they give the same `memory_total_mib`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MigScript {
+    pub gpu_instance_id: u32,
+    pub compute_instance_id: u32,
+    pub uuid: String,
+    pub memory_total_mib: f64,
+}
+
+impl MigScript {
+    /// The instance's ids as a process reports them.
+    pub fn ids(&self) -> InstanceIds {
+        InstanceIds {
+            gpu_instance_id: self.gpu_instance_id,
+            compute_instance_id: self.compute_instance_id,
+        }
+    }
+}
+
+/// The MIG instance a process runs in (NVML's `gpuInstanceId` and `computeInstanceId`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InstanceIds {
+    pub gpu_instance_id: u32,
+    pub compute_instance_id: u32,
 }
 
 /// How a device's newer versioned calls (`nvmlDeviceGetMemoryInfo_v2`, the `_v3` process lists)
@@ -81,6 +115,12 @@ pub struct ProcessScript {
     pub used_mib: Option<f64>,
     #[serde(default)]
     pub kind: ProcessKind,
+    /// The MIG instance the process runs in; absent: none. `compute_instance_id` may be left out
+    /// when the GPU instance has a single compute instance.
+    #[serde(default)]
+    pub gpu_instance_id: Option<u32>,
+    #[serde(default)]
+    pub compute_instance_id: Option<u32>,
 }
 
 /// Which NVML list a process appears in.
@@ -109,6 +149,8 @@ pub struct ProcessSample {
     pub pid: u32,
     pub kind: ProcessKind,
     pub used_mib: Option<f64>,
+    /// `None`: not in a MIG instance (NVML's ids read `0xFFFFFFFF`).
+    pub instance: Option<InstanceIds>,
 }
 
 /// Why a script was refused.
@@ -151,6 +193,8 @@ pub struct Device {
     pub lost_at_s: Option<f64>,
     pub slow_ms: u64,
     pub new_api: NewApi,
+    /// `None`: not MIG-capable; `Some`: in MIG mode with these MIG devices (at most 7).
+    pub mig: Option<Vec<MigScript>>,
     /// `(at_s, sample)`, at_s non-decreasing.
     pub points: Vec<(f64, Sample)>,
 }
@@ -176,13 +220,14 @@ pub fn parse(text: &str) -> Result<Scenario, ScriptError> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    check_mig_uuids(&devices)?;
     Ok(Scenario {
         driver_version: script.driver_version,
         devices,
     })
 }
 
-fn check_string(what: &str, s: &str) -> Result<(), String> {
+pub(crate) fn check_string(what: &str, s: &str) -> Result<(), String> {
     if s.len() >= NVML_STRING_BUFFER {
         return Err(format!(
             "{what} is {} bytes, NVML's buffer holds {}",
@@ -196,7 +241,7 @@ fn check_string(what: &str, s: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn check_number(what: &str, v: Option<f64>) -> Result<(), String> {
+pub(crate) fn check_number(what: &str, v: Option<f64>) -> Result<(), String> {
     match v {
         Some(x) if !x.is_finite() || x < 0.0 => {
             Err(format!("{what} must be a finite number >= 0, got {x}"))
@@ -212,6 +257,9 @@ fn resolve_device(d: DeviceScript) -> Result<Device, String> {
     check_number("memory_reserved_mib", d.memory_reserved_mib)?;
     check_number("power_limit_w", d.power_limit_w)?;
     check_number("lost_at_s", d.lost_at_s)?;
+    if let Some(mig) = &d.mig {
+        check_instances(mig, d.memory_total_mib)?;
+    }
     let mut points: Vec<(f64, Sample)> = Vec::with_capacity(d.timeline.len());
     let mut current = Sample::default();
     for (i, p) in d.timeline.into_iter().enumerate() {
@@ -248,15 +296,20 @@ fn resolve_device(d: DeviceScript) -> Result<Device, String> {
         if let Some(list) = p.processes {
             let mut seen = std::collections::HashSet::new();
             current.processes = Vec::with_capacity(list.len());
-            for pr in list {
-                check_number(&at("processes.used_mib"), pr.used_mib)?;
+            for (j, pr) in list.into_iter().enumerate() {
+                let place = at(&format!("processes[{j}]"));
+                check_number(&format!("{place}.used_mib"), pr.used_mib)?;
                 if !seen.insert((pr.pid, pr.kind)) {
                     return Err(format!("{} lists pid {} twice", at("processes"), pr.pid));
                 }
+                let instance =
+                    resolve_instance(d.mig.as_deref(), pr.gpu_instance_id, pr.compute_instance_id)
+                        .map_err(|reason| format!("{place} (pid {}): {reason}", pr.pid))?;
                 current.processes.push(ProcessSample {
                     pid: pr.pid,
                     kind: pr.kind,
                     used_mib: pr.used_mib,
+                    instance,
                 });
             }
         }
@@ -272,6 +325,7 @@ fn resolve_device(d: DeviceScript) -> Result<Device, String> {
         lost_at_s: d.lost_at_s,
         slow_ms: d.slow_ms,
         new_api: d.new_api,
+        mig: d.mig,
         points,
     })
 }

@@ -1,7 +1,9 @@
-//! The value of each reading at a time: interpolation between points, holding, looping, and
-//! when a device is lost. Pure functions over a parsed [`Device`].
+//! The value of each reading at a time: interpolation between points, holding, looping, when a
+//! device is lost, and the memory a MIG instance's processes use. Pure functions over a parsed
+//! [`Device`].
 
 use crate::script::{Device, ProcessSample, Sample};
+use std::collections::BTreeMap;
 
 fn lerp(a: Option<f64>, b: Option<f64>, frac: f64) -> Option<f64> {
     match (a, b) {
@@ -66,5 +68,21 @@ impl Device {
                 })
                 .collect(),
         }
+    }
+
+    /// The memory the processes of GPU instance `gpu_instance_id` use `t_s` seconds after init:
+    /// the sum of their `used_mib`, a pid in both lists counted once, "not available" as 0.
+    /// Compute instances of one GPU instance share its memory, so this is per GPU instance.
+    pub fn instance_used_mib(&self, gpu_instance_id: u32, t_s: f64) -> f64 {
+        let mut per_pid: BTreeMap<u32, f64> = BTreeMap::new();
+        for p in self.sample_at(t_s).processes {
+            if p.instance
+                .is_some_and(|i| i.gpu_instance_id == gpu_instance_id)
+            {
+                let used = per_pid.entry(p.pid).or_insert(0.0);
+                *used = used.max(p.used_mib.unwrap_or(0.0));
+            }
+        }
+        per_pid.values().sum()
     }
 }

@@ -4,13 +4,16 @@
 //! Built as `fake-nvml-legacy` (`cfg(fake_nvml_legacy)`) the newer symbols do not exist at all, as
 //! on a driver before R510. Otherwise both generations are exported, as on a current driver, and a
 //! device's `new_api` switch can make the newer ones fail the call while the older ones answer.
+//!
+//! Given a MIG device's handle, memory is the MIG device's (its `memory_total_mib`, used by the
+//! processes of its GPU instance, nothing reserved) and the process lists hold its processes only.
 
 use crate::abi::codes::*;
 #[cfg(not(fake_nvml_legacy))]
 use crate::abi::{MEMORY_V2_VERSION, MemoryV2};
-use crate::abi::{MemoryV1, ProcessInfo, VALUE_NOT_AVAILABLE};
-use crate::live::{handle_index, mib_to_bytes, with_device, write_out};
-use crate::script::{Device, NewApi, ProcessKind};
+use crate::abi::{MemoryV1, NO_INSTANCE, ProcessInfo, VALUE_NOT_AVAILABLE};
+use crate::live::{mib_to_bytes, with_device_handle, write_out};
+use crate::script::{Device, MigScript, NewApi, ProcessKind};
 use std::ffi::{c_uint, c_void};
 
 /// What a newer call answers on this device instead of its reading, if it fails (`new_api`).
@@ -22,7 +25,8 @@ fn new_api_failure(d: &Device) -> Option<u32> {
     }
 }
 
-/// Device memory at `t` in bytes as v2 splits it; `None` before any used figure is scripted.
+/// Device memory at `t` in bytes as v2 splits it; `None` before any used figure is scripted. A
+/// MIG device always has one: what its GPU instance's processes use.
 struct MemoryBytes {
     total: u64,
     reserved: u64,
@@ -30,10 +34,21 @@ struct MemoryBytes {
     free: u64,
 }
 
-fn memory_bytes(d: &Device, t: f64) -> Option<MemoryBytes> {
-    let used_mib = d.sample_at(t).memory_used_mib?;
-    let total = mib_to_bytes(d.memory_total_mib);
-    let reserved = mib_to_bytes(d.memory_reserved_mib);
+fn memory_bytes(d: &Device, mig: Option<&MigScript>, t: f64) -> Option<MemoryBytes> {
+    let (total_mib, reserved_mib, used_mib) = match mig {
+        None => (
+            d.memory_total_mib,
+            d.memory_reserved_mib,
+            d.sample_at(t).memory_used_mib?,
+        ),
+        Some(m) => (
+            m.memory_total_mib,
+            0.0,
+            d.instance_used_mib(m.gpu_instance_id, t),
+        ),
+    };
+    let total = mib_to_bytes(total_mib);
+    let reserved = mib_to_bytes(reserved_mib);
     let used = mib_to_bytes(used_mib);
     Some(MemoryBytes {
         total,
@@ -60,11 +75,11 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo_v2(
     if unsafe { (*memory).version } != MEMORY_V2_VERSION {
         return ERROR_ARGUMENT_VERSION_MISMATCH;
     }
-    with_device(handle_index(device), |d, t| {
+    with_device_handle(device, |d, mig, t| {
         if let Some(code) = new_api_failure(d) {
             return code;
         }
-        let Some(m) = memory_bytes(d, t) else {
+        let Some(m) = memory_bytes(d, mig, t) else {
             return ERROR_NOT_SUPPORTED;
         };
         let value = MemoryV2 {
@@ -88,8 +103,8 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo(
     device: *mut c_void,
     memory: *mut MemoryV1,
 ) -> u32 {
-    with_device(handle_index(device), |d, t| {
-        let Some(m) = memory_bytes(d, t) else {
+    with_device_handle(device, |d, mig, t| {
+        let Some(m) = memory_bytes(d, mig, t) else {
             return ERROR_NOT_SUPPORTED;
         };
         let value = MemoryV1 {
@@ -103,7 +118,8 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo(
 }
 
 /// The process list of one kind, with NVML's buffer-size protocol. `newer`: this is a `_v3`
-/// call, which fails as the device's `new_api` says.
+/// call, which fails as the device's `new_api` says. A GPU lists all its processes, a MIG device
+/// those in its instance; each carries its instance's ids, `0xFFFFFFFF` for none.
 ///
 /// # Safety
 /// `count` must be valid for reads and writes; `infos` null or valid for `*count` entries.
@@ -117,7 +133,7 @@ unsafe fn running_processes(
     if count.is_null() {
         return ERROR_INVALID_ARGUMENT;
     }
-    with_device(handle_index(device), |d, t| {
+    with_device_handle(device, |d, mig, t| {
         if let Some(code) = new_api_failure(d).filter(|_| newer) {
             return code;
         }
@@ -126,11 +142,12 @@ unsafe fn running_processes(
             .processes
             .iter()
             .filter(|p| p.kind == kind)
+            .filter(|p| mig.is_none_or(|m| p.instance == Some(m.ids())))
             .map(|p| ProcessInfo {
                 pid: p.pid,
                 used_gpu_memory: p.used_mib.map_or(VALUE_NOT_AVAILABLE, mib_to_bytes),
-                gpu_instance_id: u32::MAX,
-                compute_instance_id: u32::MAX,
+                gpu_instance_id: p.instance.map_or(NO_INSTANCE, |i| i.gpu_instance_id),
+                compute_instance_id: p.instance.map_or(NO_INSTANCE, |i| i.compute_instance_id),
             })
             .collect();
         // SAFETY: `count` is non-null and valid per the caller.

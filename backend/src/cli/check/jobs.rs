@@ -70,6 +70,10 @@ pub struct GpuReport {
     pub memory_used_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub utilization_pct: Option<f64>,
+    /// The MIG instance of this part (`gpu_instance_id`, `compute_instance_id`), on a GPU in MIG
+    /// mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mig: Option<shared::MigSlot>,
 }
 
 impl<'a> JobReport<'a> {
@@ -90,6 +94,7 @@ impl<'a> JobReport<'a> {
                     index: g.index,
                     memory_used_bytes: g.memory_used_bytes.map(|b| b.0),
                     utilization_pct: g.utilization_pct.map(|p| p.0),
+                    mig: g.mig,
                 })
                 .collect(),
             gpu_pids: &job.gpu_pids,

@@ -46,6 +46,7 @@ fn header_with_units_two_calls_by_repeated_pids() {
             pid: 14221,
             name: Some("python".to_owned()),
             used_bytes: Some(30211 * MIB),
+            mig: None,
         }
     );
     assert_eq!(s[1].processes[1].used_bytes, Some(4107 * MIB));

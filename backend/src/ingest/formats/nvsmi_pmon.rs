@@ -133,6 +133,7 @@ impl PmonImporter {
                     pid,
                     name: command,
                     used_bytes: fb,
+                    mig: None,
                 });
             }
         }

@@ -34,6 +34,7 @@ fn p(gpu: u32, pid: u32, name: &str, fb_mib: Option<u64>) -> ProcessRow {
         pid,
         name: Some(name.to_owned()),
         used_bytes: fb_mib.map(|m| m * MIB),
+        mig: None,
     }
 }
 

@@ -10,7 +10,8 @@
 
 use super::nvsmi_values::{self as v, keep, quote};
 use crate::ingest::clock;
-use crate::ingest::model::{Emit, GpuRow, Importer, Note, ProcessRow, Sample};
+use crate::ingest::model::{Emit, GpuRow, Importer, MigRow, Note, ProcessRow, Sample};
+use shared::MigSlot;
 
 /// Whether `head` looks like nvidia-smi's default table.
 pub fn sniff(head: &[&str]) -> Result<(), String> {
@@ -43,7 +44,7 @@ enum Part {
     /// After `| NVIDIA-SMI`, before the GPUs' `|===` line.
     Header,
     Gpus,
-    /// The `MIG devices:` block, skipped.
+    /// The `MIG devices:` block: a row per instance, then its BAR1 line.
     Mig,
     /// After `| Processes:`, before its `|===` line.
     ProcHeader,
@@ -161,13 +162,58 @@ fn process(cell: &str, gi_ci: bool) -> Result<ProcessRow, String> {
         (Some(a), Some(b)) if fixed < last => cell.get(a.0..b.1).and_then(v::text),
         _ => None,
     };
+    let mig = if gi_ci {
+        slot(word(cell, w.get(1)), word(cell, w.get(2)))?
+    } else {
+        None
+    };
     Ok(ProcessRow {
         gpu_index: v::whole(word(cell, w.first()), "the GPU number")?,
         gpu_uuid: None,
         pid,
         name,
         used_bytes: v::mib(word(cell, w.get(last)), "GPU memory")?,
+        mig,
     })
+}
+
+/// A `GI ID` and `CI ID` pair; `None` where either is `N/A` (no MIG).
+fn slot(gi: &str, ci: &str) -> Result<Option<MigSlot>, String> {
+    let gi = v::whole(gi, "GI ID")?;
+    let ci = v::whole(ci, "CI ID")?;
+    Ok(gi
+        .zip(ci)
+        .map(|(gpu_instance_id, compute_instance_id)| MigSlot {
+            gpu_instance_id,
+            compute_instance_id,
+        }))
+}
+
+/// `  0    1   0   0  |   3751MiB / 20096MiB | 42 0 | ...`: a MIG instance's ids and memory;
+/// `None` for its second (BAR1) line, whose first cell is empty.
+fn mig_row(c: &[&str]) -> Result<Option<MigRow>, String> {
+    let first = c.first().copied().unwrap_or("");
+    let w = spans(first);
+    if w.is_empty() {
+        return Ok(None);
+    }
+    if w.len() != 4 {
+        return Err(format!(
+            "expected GPU, GI, CI and MIG Dev in a MIG devices row, found {} words",
+            w.len()
+        ));
+    }
+    let mut row = MigRow {
+        gpu_index: v::whole(word(first, w.first()), "the GPU number")?,
+        slot: slot(word(first, w.get(1)), word(first, w.get(2)))?,
+        device: v::whole(word(first, w.get(3)), "MIG Dev")?,
+        ..MigRow::default()
+    };
+    if let Some((used, total)) = c.get(1).and_then(|m| m.split_once(" / ")) {
+        row.memory_used_bytes = v::mib(used, "MIG memory usage")?;
+        row.memory_total_bytes = v::mib(total, "MIG memory usage")?;
+    }
+    Ok(Some(row))
 }
 
 impl TableImporter {
@@ -293,6 +339,16 @@ impl Importer for TableImporter {
             Part::Gpus => self.gpu_line(no, t, out),
             Part::ProcHeader if rule => self.part = Part::Procs,
             Part::ProcHeader => self.gi_ci |= t.split_whitespace().any(|w| w == "GI"),
+            Part::Mig if rule || t.contains("GI") || t.contains("ID") => {}
+            Part::Mig => match mig_row(&cells(t)) {
+                Ok(Some(row)) => {
+                    if let Some(s) = self.open.as_mut() {
+                        s.mig.push(row);
+                    }
+                }
+                Ok(None) => {}
+                Err(why) => out.notes.push(Note::at(no, why)),
+            },
             Part::Procs if t.contains("No running processes found") => {}
             Part::Procs => {
                 let cell = cells(t).first().copied().unwrap_or("");

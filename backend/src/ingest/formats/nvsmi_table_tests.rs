@@ -163,6 +163,7 @@ fn l40s_580_one_process_with_gi_ci_na() {
             pid: 5997,
             name: Some("python".to_owned()),
             used_bytes: Some(794 * MIB),
+            mig: None,
         }]
     );
 }
@@ -212,15 +213,71 @@ fn windows_wddm_processes_without_memory() {
 }
 
 #[test]
-fn mig_devices_block_is_skipped() {
+fn mig_devices_and_the_processes_instances_are_read() {
+    let slot = |gi, ci| {
+        Some(shared::MigSlot {
+            gpu_instance_id: gi,
+            compute_instance_id: ci,
+        })
+    };
     let s = one(ALL[8]);
     assert_eq!(s.gpus.len(), 1);
     let g = &s.gpus[0];
     assert_eq!(g.name.as_deref(), Some("NVIDIA A100-SXM..."));
     assert_eq!(g.memory_used_bytes, Some(10 * MIB));
     assert_eq!(g.util_gpu_pct, None, "GPU-Util is N/A with MIG on");
-    let p: Vec<_> = s.processes.iter().map(|p| (p.pid, p.used_bytes)).collect();
-    assert_eq!(p, [(28543, Some(3745 * MIB)), (28650, Some(3745 * MIB))]);
+    let p: Vec<_> = s
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.used_bytes, p.mig))
+        .collect();
+    assert_eq!(
+        p,
+        [
+            (28543, Some(3745 * MIB), slot(1, 0)),
+            (28650, Some(3745 * MIB), slot(2, 0))
+        ]
+    );
+    assert_eq!(
+        s.mig,
+        [
+            MigRow {
+                gpu_index: Some(0),
+                slot: slot(1, 0),
+                device: Some(0),
+                memory_used_bytes: Some(3751 * MIB),
+                memory_total_bytes: Some(20096 * MIB),
+            },
+            MigRow {
+                gpu_index: Some(0),
+                slot: slot(2, 0),
+                device: Some(1),
+                memory_used_bytes: Some(3751 * MIB),
+                memory_total_bytes: Some(20096 * MIB),
+            }
+        ]
+    );
+    // Without MIG the GI and CI columns say N/A: no instance.
+    let l40s = one(ALL[5]);
+    assert_eq!(l40s.processes[0].mig, None);
+    assert!(l40s.mig.is_empty());
+}
+
+#[test]
+fn a_mangled_mig_row_is_a_note_naming_it() {
+    let text = ALL[8].replace(
+        "|  0    2   0   1  |   3751MiB / 20096MiB |",
+        "|  0    2   x   1  |   3751MiB / 20096MiB |",
+    );
+    let (samples, notes) = read(&text);
+    assert_eq!(samples.len(), 1);
+    assert_eq!(samples[0].mig.len(), 1, "the good row stays");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.message.contains("`x` is not a whole number in CI ID")),
+        "{notes:?}"
+    );
 }
 
 #[test]

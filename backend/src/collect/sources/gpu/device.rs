@@ -4,11 +4,11 @@
 
 use super::identity::Identities;
 use super::processes::{self, Carried};
-use super::{memory, versioned::Fallback};
+use super::{memory, mig, versioned::Fallback};
 use nvml_wrapper::enum_wrappers::device::TemperatureSensor;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::{Device, Nvml};
-use shared::{Gpu, GpuApis, GpuState, Percent, Source, SourceError};
+use shared::{Gpu, GpuApis, GpuProcess, GpuState, Percent, Source, SourceError};
 use std::time::{Duration, Instant};
 
 /// How long a cached power limit is trusted: it changes only by `nvidia-smi -pl` or similar.
@@ -20,6 +20,8 @@ struct Facts {
     uuid: String,
     name: String,
     power_limit_w: Option<f64>,
+    /// Whether the GPU is in MIG mode; read with the power limit.
+    mig: bool,
     power_limit_read: Instant,
 }
 
@@ -35,6 +37,9 @@ pub struct Slot {
     memory_api: Fallback,
     process_api: Fallback,
     carried: Option<Carried>,
+    /// The MIG instances as last laid out (read with the process lists); empty outside MIG mode.
+    mig_layout: Vec<mig::Laid>,
+    mig_memory_api: Fallback,
 }
 
 impl Slot {
@@ -104,6 +109,8 @@ impl Tick<'_> {
             self.slot.session = self.session;
             self.slot.memory_api = Fallback::default();
             self.slot.process_api = Fallback::default();
+            self.slot.mig_memory_api = Fallback::default();
+            self.slot.mig_layout.clear();
             self.slot.carried = None;
             self.slot.facts_fresh = false;
         }
@@ -147,20 +154,45 @@ impl Tick<'_> {
             &mut failed,
         )?;
         let power_mw = self.take("power", device.power_usage(), &mut failed)?;
+        let in_mig = self.slot.facts.as_ref().is_some_and(|f| f.mig);
         if processes::due(self.slot.carried.as_ref(), self.now) {
             self.read_processes = true;
+            let layout = if in_mig {
+                let laid = mig::layout(nvml, &device);
+                self.take("MIG instances", laid, &mut failed)?
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            self.slot.mig_layout = layout;
             let lists = processes::read(&device, &mut self.slot.process_api);
             let lists = self.take("processes", lists, &mut failed)?;
             self.slot.carried = lists.map(|(list, api)| Carried {
                 list: list
                     .into_iter()
-                    .map(|(pid, used)| self.identities.process(pid, used))
+                    .map(|h| GpuProcess {
+                        // Outside MIG mode a driver's instance ids mean nothing.
+                        mig: h.mig.filter(|_| in_mig),
+                        ..self.identities.process(h.pid, h.used)
+                    })
                     .collect(),
                 api,
                 read_at: self.now,
                 t_ms: self.now_ms,
             });
         }
+        let instances = if self.slot.mig_layout.is_empty() {
+            Vec::new()
+        } else {
+            let read = mig::read(
+                nvml,
+                &device,
+                &self.slot.mig_layout,
+                &mut self.slot.mig_memory_api,
+            );
+            self.take("MIG instances", read, &mut failed)?
+                .unwrap_or_default()
+        };
         let facts = self.slot.facts.as_ref().ok_or_else(|| {
             GpuFailure::Failed("device facts missing after they were read".to_owned())
         })?;
@@ -186,6 +218,7 @@ impl Tick<'_> {
                 memory: memory.map(|(_, api)| api),
                 processes: carried.map(|c| c.api),
             }),
+            mig: instances,
         })
     }
 
@@ -200,6 +233,7 @@ impl Tick<'_> {
                 uuid,
                 name,
                 power_limit_w: None,
+                mig: false,
                 power_limit_read: self.now,
             });
             self.slot.facts_fresh = true;
@@ -213,8 +247,13 @@ impl Tick<'_> {
             let limit = self
                 .take("power limit", device.enforced_power_limit(), &mut ignored)?
                 .map(|mw| f64::from(mw) / 1000.0);
+            // MIG mode changes only with a GPU reset; a failing read leaves it off.
+            let in_mig = self
+                .take("MIG mode", mig::enabled(device), &mut ignored)?
+                .unwrap_or(false);
             if let Some(f) = &mut self.slot.facts {
                 f.power_limit_w = limit;
+                f.mig = in_mig;
                 f.power_limit_read = self.now;
             }
         }

@@ -178,6 +178,7 @@ impl Identities {
             name,
             user: user.flatten(),
             used_bytes: used_bytes.map(Bytes),
+            mig: None,
         }
     }
 

@@ -11,12 +11,15 @@
 //!   `_v3`/`_v2`), each through a per-device, per-session [`versioned::Fallback`] so drivers
 //!   before R510 still show memory and processes; the frame says which answered (`nvml_api`).
 //!   Process lists are read every [`processes::PROCESS_LIST_PERIOD`] and carried in between.
+//! - [`mig`]: a GPU in MIG mode's instances, each its own memory pool; the process lists say
+//!   which instance each process runs on.
 //! - [`identity`]: whether a listed pid is visible here, its `comm`, and its user through NSS,
 //!   cached per pid and start time.
 
 pub mod device;
 pub mod identity;
 pub mod memory;
+pub mod mig;
 pub mod processes;
 pub mod versioned;
 

@@ -7,7 +7,7 @@ use nvml_wrapper::Device;
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::struct_wrappers::device::ProcessInfo;
-use shared::{GpuProcess, ProcessApi};
+use shared::{GpuProcess, MigSlot, ProcessApi};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -28,8 +28,18 @@ pub struct Carried {
     pub t_ms: u64,
 }
 
-/// Pids with the memory they hold (`None`: NVML does not know), ascending by pid.
-pub type Holders = Vec<(u32, Option<u64>)>;
+/// A process holding memory on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: u32,
+    /// `None`: NVML does not know.
+    pub used: Option<u64>,
+    /// The MIG instance it runs on, where the GPU is in MIG mode (the `_v3` and `_v2` lists say).
+    pub mig: Option<MigSlot>,
+}
+
+/// A device's holders, ascending by pid.
+pub type Holders = Vec<Holder>;
 
 /// Whether the lists are due at `now`: never read in this session, or read a period ago.
 pub fn due(carried: Option<&Carried>, now: Instant) -> bool {
@@ -63,18 +73,30 @@ pub fn read(
 }
 
 /// A pid in both lists keeps the larger figure: NVML reports a process's memory on the device in
-/// each list, so adding them would count it twice.
+/// each list, so adding them would count it twice. Its MIG instance is the first list's that
+/// names one.
 fn merge(compute: Vec<ProcessInfo>, graphics: Vec<ProcessInfo>) -> Holders {
-    let mut merged: BTreeMap<u32, Option<u64>> = BTreeMap::new();
+    let mut merged: BTreeMap<u32, Holder> = BTreeMap::new();
     for p in compute.into_iter().chain(graphics) {
         let used = match p.used_gpu_memory {
             UsedGpuMemory::Used(b) => Some(b),
             UsedGpuMemory::Unavailable => None,
         };
-        let entry = merged.entry(p.pid).or_insert(None);
-        *entry = (*entry).max(used);
+        let mig = p.gpu_instance_id.zip(p.compute_instance_id).map(
+            |(gpu_instance_id, compute_instance_id)| MigSlot {
+                gpu_instance_id,
+                compute_instance_id,
+            },
+        );
+        let entry = merged.entry(p.pid).or_insert(Holder {
+            pid: p.pid,
+            used: None,
+            mig: None,
+        });
+        entry.used = entry.used.max(used);
+        entry.mig = entry.mig.or(mig);
     }
-    merged.into_iter().collect()
+    merged.into_values().collect()
 }
 
 #[cfg(test)]
@@ -90,13 +112,52 @@ mod tests {
         }
     }
 
+    fn holder(pid: u32, used: Option<u64>, mig: Option<(u32, u32)>) -> Holder {
+        Holder {
+            pid,
+            used,
+            mig: mig.map(|(g, c)| MigSlot {
+                gpu_instance_id: g,
+                compute_instance_id: c,
+            }),
+        }
+    }
+
     #[test]
     fn lists_merge_by_pid_keeping_the_larger_figure() {
         let merged = merge(
             vec![info(7, Some(200)), info(9, None)],
             vec![info(7, Some(100)), info(3, Some(5))],
         );
-        assert_eq!(merged, vec![(3, Some(5)), (7, Some(200)), (9, None)]);
+        assert_eq!(
+            merged,
+            vec![
+                holder(3, Some(5), None),
+                holder(7, Some(200), None),
+                holder(9, None, None)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_process_keeps_its_mig_instance_and_half_an_id_is_none() {
+        let on = |pid, gi, ci| ProcessInfo {
+            gpu_instance_id: gi,
+            compute_instance_id: ci,
+            ..info(pid, Some(10))
+        };
+        let merged = merge(
+            vec![on(7, Some(1), Some(0)), on(8, Some(2), None)],
+            vec![on(7, None, None), on(9, Some(13), Some(0))],
+        );
+        assert_eq!(
+            merged,
+            vec![
+                holder(7, Some(10), Some((1, 0))),
+                holder(8, Some(10), None),
+                holder(9, Some(10), Some((13, 0)))
+            ]
+        );
     }
 
     #[test]

@@ -87,6 +87,7 @@ fn gpu(index: u32, util: f64, processes: &[(u32, Option<u64>)]) -> Gpu {
                 name: None,
                 user: Some("ana".into()),
                 used_bytes: used.map(Bytes),
+                mig: None,
             })
             .collect(),
     );

@@ -24,8 +24,8 @@ use cgroup_io::{DevNum, DeviceIo};
 use kept::Kept;
 use procs::{IoBytes, Proc, Stat, Unread};
 use shared::{
-    Bytes, BytesPerSec, Gpu, IoCounter, Job, JobDeviceIo, JobGpu, JobIo, JobKind, JobPsi, Percent,
-    Presence,
+    Bytes, BytesPerSec, Gpu, GpuProcess, IoCounter, Job, JobDeviceIo, JobGpu, JobIo, JobKind,
+    JobPsi, MigSlot, Percent, Presence,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -662,10 +662,7 @@ fn with_gpus(measured: &[Measured], gpus: &[Gpu]) -> Vec<Job> {
         .iter()
         .map(|m| {
             let mut job = m.job.clone();
-            job.gpus = gpus
-                .iter()
-                .filter_map(|g| job_gpu(g, &m.gpu_pids))
-                .collect();
+            job.gpus = gpus.iter().flat_map(|g| job_gpus(g, &m.gpu_pids)).collect();
             job
         })
         .collect();
@@ -678,10 +675,34 @@ fn with_gpus(measured: &[Measured], gpus: &[Gpu]) -> Vec<Job> {
     jobs
 }
 
-/// The job's part of one GPU, if it has processes there.
-fn job_gpu(gpu: &Gpu, pids: &BTreeSet<u32>) -> Option<JobGpu> {
+/// The job's parts of one GPU: one for its processes there, or, on a GPU in MIG mode, one per
+/// MIG instance they run on (each instance is a memory pool of its own: docs/jobs.md#mig).
+pub fn job_gpus(gpu: &Gpu, pids: &BTreeSet<u32>) -> Vec<JobGpu> {
     let all = gpu.processes.as_deref().unwrap_or_default();
-    let mine: Vec<_> = all.iter().filter(|p| pids.contains(&p.pid)).collect();
+    let mut slots: Vec<Option<MigSlot>> = all
+        .iter()
+        .filter(|p| pids.contains(&p.pid))
+        .map(|p| p.mig)
+        .collect();
+    slots.sort_unstable();
+    slots.dedup();
+    slots
+        .into_iter()
+        .filter_map(|slot| {
+            let on: Vec<_> = all.iter().filter(|p| p.mig == slot).collect();
+            job_gpu(gpu, slot, &on, pids)
+        })
+        .collect()
+}
+
+/// The job's part of one GPU, or of one MIG instance of it (`slot`), among the processes `on` it.
+fn job_gpu(
+    gpu: &Gpu,
+    slot: Option<MigSlot>,
+    on: &[&GpuProcess],
+    pids: &BTreeSet<u32>,
+) -> Option<JobGpu> {
+    let mine: Vec<_> = on.iter().filter(|p| pids.contains(&p.pid)).collect();
     if mine.is_empty() {
         return None;
     }
@@ -691,15 +712,34 @@ fn job_gpu(gpu: &Gpu, pids: &BTreeSet<u32>) -> Option<JobGpu> {
         .map(|b| b.0)
         .reduce(u64::saturating_add)
         .map(Bytes);
-    let alone = mine.len() == all.len();
+    let alone = mine.len() == on.len();
+    // On an instance, its own memory and utilization; an instance not (or no longer) laid out
+    // gives neither.
+    let (total, utilization) = match slot {
+        // A process without its instance on a GPU in MIG mode: the GPU's memory is the pool,
+        // but its utilization is every instance's.
+        None => (
+            gpu.memory.as_ref().map(|m| m.total_bytes),
+            gpu.utilization_gpu_pct.filter(|_| gpu.mig.is_empty()),
+        ),
+        Some(slot) => gpu
+            .mig
+            .iter()
+            .find(|i| i.slot == Some(slot))
+            .map_or((None, None), |i| {
+                (
+                    i.memory.as_ref().map(|m| m.total_bytes),
+                    i.utilization_gpu_pct,
+                )
+            }),
+    };
     Some(JobGpu {
         index: gpu.index,
         uuid: gpu.uuid.clone(),
         memory_used_bytes: memory,
-        memory_share_pct: memory
-            .zip(gpu.memory.as_ref())
-            .and_then(|(m, g)| m.percent_of(g.total_bytes)),
-        utilization_pct: if alone { gpu.utilization_gpu_pct } else { None },
+        memory_share_pct: memory.zip(total).and_then(|(m, t)| m.percent_of(t)),
+        utilization_pct: if alone { utilization } else { None },
+        mig: slot,
     })
 }
 
