@@ -316,3 +316,49 @@ fn check_reads_a_recording_with_a_bad_byte() {
     let all = format!("{report} {stderr}");
     assert!(all.contains("line 2") && all.contains("UTF-8"), "{all}");
 }
+
+/// An `nvidia-smi` table of a GPU in MIG mode, taken every 10 s: instance 1/0 fills to 97%
+/// (process 28543), instance 2/0 stays at 19%.
+#[test]
+fn a_mig_table_log_gives_a_job_per_process_on_its_instance() {
+    let one = include_str!("../../tests/fixtures/imports/nvsmi-table/synthetic-a100-mig-470.txt")
+        .replace(
+            "|  0    1   0   0  |   3751MiB / 20096MiB |",
+            "|  0    1   0   0  |  19500MiB / 20096MiB |",
+        )
+        .replace(
+            "|    0     1    0      28543      C   python3                         3745MiB |",
+            "|    0     1    0      28543      C   python3                        19400MiB |",
+        );
+    assert!(one.contains("19400MiB"), "the fixture's rows moved");
+    let log: String = (0..12)
+        .map(|i| {
+            one.replace(
+                "09:30:12",
+                &format!("09:{:02}:{:02}", 30 + i / 6, (i % 6) * 10),
+            )
+        })
+        .collect();
+    let dir = TempDir::new("import-mig");
+    let path = write(&dir, "nvidia-smi.txt", &log);
+    let (_, report, stderr) = check(&[&path]);
+    let jobs = report["jobs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no jobs: {report:#}\n{stderr}"));
+    let job = |pid: u32| {
+        jobs.iter()
+            .find(|j| j["gpu_pids"][0] == pid)
+            .unwrap_or_else(|| panic!("no job {pid}: {report:#}"))
+    };
+    let (full, calm) = (job(28543), job(28650));
+    assert_eq!(full["kind"], "process");
+    assert_eq!(full["gpus"][0]["mig"]["gpu_instance_id"], 1, "{report:#}");
+    assert_eq!(calm["gpus"][0]["mig"]["gpu_instance_id"], 2);
+    assert_eq!(
+        full["io_absent"], "the imported logs have no per-process I/O",
+        "{report:#}"
+    );
+    assert_eq!(full["verdict"], "gpu_memory_pressure", "{report:#}");
+    assert_eq!(full["findings"][0]["subject"], "gpu 0 mig 1/0");
+    assert_ne!(calm["verdict"], "gpu_memory_pressure", "{report:#}");
+}

@@ -93,8 +93,21 @@ fuzz_target!(|data: &[u8]| {
             let frame: Frame =
                 serde_json::from_str(entry.frame_json()).expect("the hub's frame decodes");
             assert_eq!(frame.seq, entry.seq);
-            let _: Frame = serde_json::from_str(entry.frame_json_for(false))
+            let hidden: Frame = serde_json::from_str(entry.frame_json_for(false))
                 .expect("the frame without users decodes");
+            // No user name is left as a word in a name shown to viewers without user names.
+            let users: Vec<&str> = entry.users().collect();
+            let named = |text: &str| {
+                text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| users.iter().any(|u| !u.is_empty() && *u == w))
+            };
+            for job in &hidden.jobs {
+                assert!(job.user.is_none());
+                assert!(!named(&job.id) && !job.name.as_deref().is_some_and(named), "{job:?}");
+            }
+            for p in hidden.gpus.iter().flat_map(|g| g.processes.iter().flatten()) {
+                assert!(p.user.is_none() && !p.name.as_deref().is_some_and(named), "{p:?}");
+            }
             let _: shared::history::Sample =
                 serde_json::from_str(entry.sample_json()).expect("the chart sample decodes");
         }

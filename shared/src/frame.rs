@@ -108,7 +108,8 @@ pub struct MigSlot {
     pub compute_instance_id: u32,
 }
 
-/// One MIG instance of a GPU in MIG mode: a slice with memory of its own.
+/// One MIG instance of a GPU in MIG mode: a slice with memory of its own (compute instances of
+/// one GPU instance share that GPU instance's memory, and each reports all of it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MigInstance {
     /// NVML's index of the MIG device on its GPU (0 to 6).

@@ -1,221 +1,235 @@
 //! User names kept from viewers who may not see them (docs/jobs.md#user-names-and-share-links): a
-//! job's name can hold its owner's (`jupyter-ana-singleuser.service`), so hiding the `user` field
-//! alone is not enough. Each word equal to a job's user becomes [`HIDDEN`] in that job's names,
-//! and in every text of a diagnosis.
+//! job's name can hold its owner's (`jupyter-ana-singleuser.service`), so dropping the `user`
+//! fields alone is not enough. A [`Hider`] replaces each whole word equal to a user name with a
+//! stand-in of its own (`…3fa9c1`), the same wherever that user appears, so two users' jobs stay
+//! two jobs and a frame's jobs still find their verdicts.
 
 use crate::diagnosis::Diagnosis;
 use crate::frame::Frame;
-use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hasher};
 
-/// What stands where a user name was.
+/// What every stand-in starts with.
 pub const HIDDEN: &str = "…";
 
 /// Letters, digits and `_` make up a word: `ana` is hidden in `jupyter-ana-singleuser.service`
-/// and `ana.smith`, not in `banana` or `input_bound_ana`.
+/// and `ana.smith`, not in `banana` or `ana_x`.
 fn word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// `text` with each whole word `user` replaced by [`HIDDEN`]. A text that is only the user name
-/// is kept: the wire's enum values are single words (`healthy`, `slurm`), and a job's user is
-/// carried in its own field, never as a whole text.
-pub fn hide_user<'a>(text: &'a str, user: &str) -> Cow<'a, str> {
-    if user.is_empty() || text == user || !text.contains(user) {
-        return Cow::Borrowed(text);
+/// User names and their stand-ins.
+#[derive(Clone, Debug, Default)]
+pub struct Hider {
+    /// Names that are one word, looked up word by word.
+    words: HashMap<String, String>,
+    /// Names with other characters (`ana.smith`), searched for, longest first.
+    others: Vec<(String, String)>,
+}
+
+impl Hider {
+    /// Hides `users`; each stand-in is `…` and six hex digits of a hash keyed by `key` (a
+    /// server's own secret, so a stand-in cannot be looked up from a list of names).
+    pub fn new(users: impl IntoIterator<Item = String>, key: u64) -> Hider {
+        let mut h = Hider::default();
+        for user in users {
+            if user.is_empty() {
+                continue;
+            }
+            let stand_in = stand_in(&user, key);
+            if user.chars().all(word_char) {
+                h.words.insert(user, stand_in);
+            } else if !h.others.iter().any(|(u, _)| *u == user) {
+                h.others.push((user, stand_in));
+            }
+        }
+        h.others.sort_by_key(|o| std::cmp::Reverse(o.0.len()));
+        h
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty() && self.others.is_empty()
+    }
+
+    /// `text` with each whole word that is a user name replaced by that user's stand-in.
+    pub fn hide(&self, text: &mut String) {
+        for (user, stand_in) in &self.others {
+            if text.contains(user.as_str()) {
+                *text = replace_whole(text, user, stand_in);
+            }
+        }
+        if self.words.is_empty() {
+            return;
+        }
+        let mut out = String::new();
+        let mut done = 0;
+        let mut start = None;
+        for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+            match (word_char(c), start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    if let Some(stand_in) = self.words.get(&text[s..i]) {
+                        out.push_str(&text[done..s]);
+                        out.push_str(stand_in);
+                        done = i;
+                    }
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if done > 0 {
+            out.push_str(&text[done..]);
+            *text = out;
+        }
+    }
+}
+
+/// `…` and six hex digits of `user` hashed with `key`.
+fn stand_in(user: &str, key: u64) -> String {
+    let mut h = DefaultHasher::new();
+    h.write_u64(key);
+    h.write(user.as_bytes());
+    format!("{HIDDEN}{:06x}", h.finish() & 0xff_ffff)
+}
+
+/// `text` with each occurrence of `user` that is not part of a longer word replaced.
+fn replace_whole(text: &str, user: &str, stand_in: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     let mut before: Option<char> = None;
     while let Some(at) = rest.find(user) {
         let prev = rest[..at].chars().next_back().or(before);
         let after = rest[at + user.len()..].chars().next();
-        let whole = !prev.is_some_and(word_char) && !after.is_some_and(word_char);
-        if whole {
+        if !prev.is_some_and(word_char) && !after.is_some_and(word_char) {
             out.push_str(&rest[..at]);
-            out.push_str(HIDDEN);
+            out.push_str(stand_in);
+            before = user.chars().next_back();
+            rest = &rest[at + user.len()..];
         } else {
-            // Step past the first character of the match only: `anana` holds `ana` twice.
+            // Step past the match's first character only: `anana` holds `ana` twice.
             let step = at + user.chars().next().map_or(1, char::len_utf8);
             out.push_str(&rest[..step]);
             before = rest[..step].chars().next_back();
             rest = &rest[step..];
-            continue;
         }
-        before = user.chars().next_back();
-        rest = &rest[at + user.len()..];
     }
     out.push_str(rest);
-    Cow::Owned(out)
-}
-
-/// [`hide_user`] for each of `users`, in place.
-fn hide_all(text: &mut String, users: &[String]) {
-    for user in users {
-        if let Cow::Owned(hidden) = hide_user(text, user) {
-            *text = hidden;
-        }
-    }
-}
-
-/// The users named in `frame`: its jobs' and its GPU processes', sorted and once each.
-fn frame_users(frame: &Frame) -> Vec<String> {
-    let mut users: Vec<String> = frame
-        .jobs
-        .iter()
-        .filter_map(|j| j.user.clone())
-        .chain(
-            frame
-                .gpus
-                .iter()
-                .flat_map(|g| g.processes.iter().flatten())
-                .filter_map(|p| p.user.clone()),
-        )
-        .collect();
-    users.sort();
-    users.dedup();
-    users
+    out
 }
 
 impl Frame {
-    /// Drops every user name: the processes' and jobs' `user` fields, and the user names inside
-    /// the jobs' ids, steps and names.
-    pub fn hide_users(&mut self) {
-        let users = frame_users(self);
+    /// The users named in this frame: its jobs' and its GPU processes'.
+    pub fn users(&self) -> impl Iterator<Item = &str> {
+        self.jobs.iter().filter_map(|j| j.user.as_deref()).chain(
+            self.gpus
+                .iter()
+                .flat_map(|g| g.processes.iter().flatten())
+                .filter_map(|p| p.user.as_deref()),
+        )
+    }
+
+    /// Drops every `user` field and hides the user names in the jobs' ids, steps and names and
+    /// in the GPU processes' names.
+    pub fn hide_users(&mut self, hider: &Hider) {
         for p in self
             .gpus
             .iter_mut()
             .flat_map(|g| g.processes.iter_mut().flatten())
         {
             p.user = None;
+            if let Some(name) = &mut p.name {
+                hider.hide(name);
+            }
         }
         for job in &mut self.jobs {
             job.user = None;
-            hide_all(&mut job.id, &users);
+            hider.hide(&mut job.id);
             for text in [&mut job.step, &mut job.name].into_iter().flatten() {
-                hide_all(text, &users);
+                hider.hide(text);
             }
         }
     }
 }
 
+/// Keys whose values are the wire's enum values, never names: left as they are.
+const ENUM_KEYS: &[&str] = &[
+    "kind",
+    "verdict",
+    "severity",
+    "node",
+    "answer",
+    "rule",
+    "metric",
+    "unit",
+    "comparison",
+    "cause",
+    // A suggestion's id (a job's id is hidden field by field, not through the walk).
+    "id",
+];
+
 impl Diagnosis {
-    /// The users its jobs belong to, sorted and once each.
-    pub fn users(&self) -> Vec<String> {
-        let mut users: Vec<String> = self.jobs.iter().filter_map(|j| j.user.clone()).collect();
-        users.sort();
-        users.dedup();
-        users
+    /// The users its job verdicts carry.
+    pub fn users(&self) -> impl Iterator<Item = &str> {
+        self.jobs.iter().filter_map(|j| j.user.as_deref())
     }
 
-    /// This diagnosis with every text holding a job's user name hidden ([`hide_user`]) and the
-    /// jobs' `user` fields dropped. Every string is walked, so a text added later is covered too.
-    pub fn without_users(&self) -> Diagnosis {
-        let users = self.users();
-        if users.is_empty() {
-            return self.clone();
-        }
-        let hidden = serde_json::to_value(self).map(|mut v| {
-            hide_in_value(&mut v, &users);
-            v
-        });
-        let mut d = hidden
-            .and_then(serde_json::from_value::<Diagnosis>)
-            // What the walk leaves still decodes (enum values are kept whole); were it ever not
-            // so, the viewer gets no job verdicts rather than user names.
-            .unwrap_or_else(|_| Diagnosis {
-                jobs: Vec::new(),
-                ..self.clone()
-            });
+    /// This diagnosis with the job verdicts' user names hidden: each job's and its contention's
+    /// id, step and label field by field, and every text of its findings and path; the `user`
+    /// fields dropped. The host's own part never names a job and is kept as it is.
+    pub fn without_users(&self, hider: &Hider) -> Diagnosis {
+        let mut d = self.clone();
         for job in &mut d.jobs {
             job.user = None;
+            hider.hide(&mut job.id);
+            hider.hide(&mut job.label);
+            if let Some(step) = &mut job.step {
+                hider.hide(step);
+            }
+            if let Some(c) = &mut job.contention {
+                hider.hide(&mut c.id);
+                hider.hide(&mut c.label);
+                if let Some(step) = &mut c.step {
+                    hider.hide(step);
+                }
+            }
+            // Findings and path through their JSON, so a text added later is covered too.
+            let walked = serde_json::to_value((&job.path, &job.findings)).map(|mut v| {
+                hide_in_value(&mut v, hider);
+                v
+            });
+            match walked.and_then(serde_json::from_value) {
+                Ok((path, findings)) => {
+                    job.path = path;
+                    job.findings = findings;
+                }
+                // The walk leaves enum values alone, so this does not happen; were it ever to,
+                // the viewer gets the verdict without its words rather than a name.
+                Err(_) => {
+                    job.path.clear();
+                    job.findings.clear();
+                }
+            }
         }
         d
     }
 }
 
-fn hide_in_value(v: &mut serde_json::Value, users: &[String]) {
+fn hide_in_value(v: &mut serde_json::Value, hider: &Hider) {
     match v {
-        serde_json::Value::String(s) => hide_all(s, users),
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| hide_in_value(i, users)),
-        serde_json::Value::Object(map) => map.values_mut().for_each(|i| hide_in_value(i, users)),
+        serde_json::Value::String(s) => hider.hide(s),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| hide_in_value(i, hider)),
+        serde_json::Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if !ENUM_KEYS.contains(&k.as_str()) {
+                    hide_in_value(v, hider);
+                }
+            }
+        }
         _ => {}
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn whole_words_are_hidden_and_parts_of_words_are_not() {
-        let h = |t: &str, u: &str| hide_user(t, u).into_owned();
-        assert_eq!(
-            h("unit jupyter-ana-singleuser.service", "ana"),
-            "unit jupyter-…-singleuser.service"
-        );
-        assert_eq!(h("ana.smith@ana", "ana"), "….smith@…");
-        assert_eq!(h("banana anal ana_x", "ana"), "banana anal ana_x");
-        assert_eq!(h("anana ana", "ana"), "anana …");
-        assert_eq!(h("ana", "ana"), "ana", "a whole text is an enum value");
-        assert_eq!(h("input_bound_disk", "disk"), "input_bound_disk");
-        assert_eq!(h("x", ""), "x");
-        assert_eq!(h("jörg-jörg", "jörg"), "…-…");
-        assert_eq!(h("éjörg jörgé", "jörg"), "éjörg jörgé");
-    }
-
-    #[test]
-    fn a_frame_loses_its_users_and_the_user_parts_of_job_names() {
-        let mut frame = Frame::empty("h", 1, 0, 1000);
-        frame.jobs.push(crate::Job {
-            kind: crate::JobKind::Unit,
-            id: "jupyter-ana-singleuser.service".into(),
-            step: None,
-            name: Some("ana-train".into()),
-            user: Some("ana".into()),
-            gpus: Vec::new(),
-            gpu_pids: vec![7],
-            workers: None,
-            rss_bytes: None,
-            cpu_pct: None,
-            io: None,
-            io_absent: None,
-            psi_io: None,
-            psi_memory: None,
-        });
-        frame.hide_users();
-        let text = serde_json::to_string(&frame).expect("encode");
-        assert!(!text.contains("ana"), "{text}");
-        assert_eq!(frame.jobs[0].id, "jupyter-…-singleuser.service");
-        assert_eq!(frame.jobs[0].name.as_deref(), Some("…-train"));
-    }
-}
-
-#[cfg(test)]
-mod props {
-    use super::*;
-    use proptest::prelude::*;
-
-    fn words(text: &str) -> impl Iterator<Item = &str> {
-        text.split(|c: char| !word_char(c))
-    }
-
-    proptest! {
-        /// No whole word `user` is left (unless the text is only the name), nothing else
-        /// changes, and a text without the name is the same text.
-        #[test]
-        fn no_whole_word_is_left(
-            text in "[a-zé_. -]{0,40}",
-            user in "[a-zé]{1,4}",
-        ) {
-            let out = hide_user(&text, &user);
-            if text == user || !text.contains(user.as_str()) {
-                prop_assert_eq!(out.as_ref(), text.as_str());
-            } else {
-                prop_assert!(words(&out).all(|w| w != user), "{out}");
-                // Putting the name back where it was hidden gives the text again.
-                let back = out.replace(HIDDEN, &user);
-                prop_assert_eq!(back, text.clone());
-            }
-        }
-    }
-}
+#[path = "privacy_tests.rs"]
+mod tests;

@@ -4,7 +4,25 @@
 use super::encoded::Encoded;
 use shared::Frame;
 use shared::diagnosis::Diagnosis;
+use shared::privacy::Hider;
 use std::sync::{Arc, OnceLock};
+
+/// The key of this server's user-name stand-ins ([`Hider`]): random per process, so a stand-in
+/// cannot be looked up from a list of names, and the same in every frame, diagnosis and scrape.
+pub fn hider_key() -> u64 {
+    static KEY: OnceLock<u64> = OnceLock::new();
+    *KEY.get_or_init(|| {
+        let mut b = [0u8; 8];
+        // Without randomness the stand-ins are still distinct per user, only guessable.
+        let _ = getrandom::fill(&mut b);
+        u64::from_le_bytes(b)
+    })
+}
+
+/// A hider for `users`, with this server's key.
+pub fn hider<'a>(users: impl IntoIterator<Item = &'a str>) -> Hider {
+    Hider::new(users.into_iter().map(str::to_owned), hider_key())
+}
 
 /// `{"type":"frame","host":<host>,"frame":` for the hub's host.
 pub(super) fn frame_msg_prefix(host: &str) -> String {
@@ -20,8 +38,8 @@ pub struct Entry {
     message: Encoded,
     /// Bytes of `message` before the frame object.
     prefix_len: usize,
-    /// Whether any process in it names its user.
-    has_users: bool,
+    /// The users it names (its processes' and jobs'), once each.
+    users: Box<[String]>,
     /// The message without user names, made on first demand (a share link that hides them).
     without_users: OnceLock<Encoded>,
     /// The frame's chart sample as JSON, made on first demand (a page's first backfill).
@@ -30,18 +48,15 @@ pub struct Entry {
 
 impl Entry {
     pub(super) fn new(seq: u64, frame: &Frame, message: String, prefix_len: usize) -> Entry {
-        let has_users = frame
-            .gpus
-            .iter()
-            .flat_map(|g| g.processes.iter().flatten())
-            .any(|p| p.user.is_some())
-            || frame.jobs.iter().any(|j| j.user.is_some());
+        let mut users: Vec<String> = frame.users().map(str::to_owned).collect();
+        users.sort_unstable();
+        users.dedup();
         Entry {
             seq,
             t_ms: frame.t_ms,
             message: Encoded::from(message),
             prefix_len,
-            has_users,
+            users: users.into_boxed_slice(),
             without_users: OnceLock::new(),
             sample: OnceLock::new(),
         }
@@ -58,7 +73,7 @@ impl Entry {
 
     /// [`Entry::message`], or with `show_users` false the same frame without user names.
     pub fn message_for(&self, show_users: bool) -> Encoded {
-        if show_users || !self.has_users {
+        if show_users || self.users.is_empty() {
             return self.message.clone();
         }
         self.without_users().clone()
@@ -66,7 +81,7 @@ impl Entry {
 
     /// [`Entry::frame_json`], or with `show_users` false the frame without user names.
     pub fn frame_json_for(&self, show_users: bool) -> &str {
-        if show_users || !self.has_users {
+        if show_users || self.users.is_empty() {
             return self.frame_json();
         }
         self.frame_part(self.without_users().as_str())
@@ -94,7 +109,7 @@ impl Entry {
             // frame with no GPUs rather than one with user names.
             let mut frame: Frame = serde_json::from_str(self.frame_json())
                 .unwrap_or_else(|_| Frame::empty("", self.seq, self.t_ms, 0));
-            frame.hide_users();
+            frame.hide_users(&hider(self.users()));
             let mut message = String::with_capacity(self.message.len());
             message.push_str(&self.message.as_str()[..self.prefix_len]);
             message.push_str(&serde_json::to_string(&frame).unwrap_or_else(|_| "{}".into()));
@@ -105,6 +120,11 @@ impl Entry {
 }
 
 impl Entry {
+    /// The users the frame names.
+    pub fn users(&self) -> impl Iterator<Item = &str> {
+        self.users.iter().map(String::as_str)
+    }
+
     fn frame_part<'a>(&self, message: &'a str) -> &'a str {
         &message[self.prefix_len..message.len() - 1]
     }
@@ -122,8 +142,11 @@ pub struct DiagnosisEntry {
     pub(super) body: std::ops::Range<usize>,
     /// The same diagnosis, typed (for `/metrics`).
     pub(super) diagnosis: Arc<Diagnosis>,
+    /// Every user the frames it covers name, and its verdicts' (a name inside a job's name is
+    /// hidden whoever's job it is).
+    pub(super) hider: Hider,
     /// The message without user names ([`Diagnosis::without_users`]), made on first demand;
-    /// only when a job names its user.
+    /// only when there are users to hide.
     pub(super) without_users: OnceLock<(Encoded, std::ops::Range<usize>)>,
 }
 
@@ -154,12 +177,12 @@ impl DiagnosisEntry {
 
     /// The encoding without user names, where it differs from the plain one.
     fn hidden(&self, show_users: bool) -> Option<&(Encoded, std::ops::Range<usize>)> {
-        if show_users || self.diagnosis.jobs.iter().all(|j| j.user.is_none()) {
+        if show_users || self.hider.is_empty() || self.diagnosis.jobs.is_empty() {
             return None;
         }
         Some(self.without_users.get_or_init(|| {
             let plain = self.message.as_str();
-            let hidden = serde_json::to_string(&self.diagnosis.without_users())
+            let hidden = serde_json::to_string(&self.diagnosis.without_users(&self.hider))
                 // Encoding a diagnosis cannot fail; were it ever to, the viewer gets none.
                 .unwrap_or_else(|_| "null".into());
             let mut message = String::with_capacity(plain.len());

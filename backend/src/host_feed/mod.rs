@@ -20,7 +20,7 @@ mod jump;
 
 pub use encoded::Encoded;
 use entry::{DIAGNOSIS_MSG_PREFIX, frame_msg_prefix};
-pub use entry::{DiagnosisEntry, Entry};
+pub use entry::{DiagnosisEntry, Entry, hider, hider_key};
 pub use jump::{JumpHistory, history_messages as jump_history_messages};
 
 use shared::diagnosis::Diagnosis;
@@ -318,6 +318,7 @@ impl HostFeed {
             message: Encoded::from(message),
             body: start..end,
             diagnosis: Arc::new(diagnosis.clone()),
+            hider: self.hider_for(diagnosis),
             without_users: OnceLock::new(),
         }))
     }
@@ -373,6 +374,23 @@ impl HostFeed {
         let state = self.state();
         let since = since.unwrap_or(0);
         state.ring.after(|e| e.seq <= since).cloned().collect()
+    }
+
+    /// A hider for `diagnosis`'s users and every user the frames in the ring name (the window it
+    /// covers lies in the ring).
+    fn hider_for(&self, diagnosis: &Diagnosis) -> shared::privacy::Hider {
+        if diagnosis.jobs.is_empty() {
+            return shared::privacy::Hider::default();
+        }
+        let entries = self.history_after(None);
+        let mut users: Vec<&str> = entries
+            .iter()
+            .flat_map(|e| e.users())
+            .chain(diagnosis.users())
+            .collect();
+        users.sort_unstable();
+        users.dedup();
+        entry::hider(users)
     }
 
     /// Number of frames in the history ring.

@@ -8,9 +8,10 @@ use shared::{
     Mount, MountKind, NvmlStatus, Percent, Presence, Source, SourceError, SystemStats,
 };
 
-use crate::collect::sources::jobs::job_gpus;
-use shared::{Job, JobKind};
-use std::collections::BTreeSet;
+use crate::collect::sources::gpu::mig::MAX_MIG_DEVICES;
+use crate::collect::sources::jobs::job_gpu;
+use shared::{Job, JobGpu, JobKind, MigSlot};
+use std::collections::{BTreeMap, HashMap};
 
 /// What the frames of an import say about NVML when no log has GPU rows.
 pub const NO_GPU_LOG: &str = "no GPU data in the imported logs";
@@ -41,6 +42,10 @@ pub fn frame(host: &str, seq: u64, t_ms: u64, interval_ms: u64, samples: &[&Samp
             .filter(|m| m.gpu_index == Some(index))
             .filter_map(|m| mig_instance(m))
             .collect();
+        // Two samples of one moment (or a repeated row) name an instance once; NVML has 7.
+        g.mig.sort_by_key(|i| i.index);
+        g.mig.dedup_by_key(|i| i.index);
+        g.mig.truncate(MAX_MIG_DEVICES as usize);
         let mine: Vec<GpuProcess> = processes
             .iter()
             .filter(|p| {
@@ -77,33 +82,40 @@ pub fn frame(host: &str, seq: u64, t_ms: u64, interval_ms: u64, samples: &[&Samp
 /// log has no cgroups, process tree or per-process I/O, so a job's workers, CPU, host memory
 /// and I/O are absent, and its GPU parts come from the log's memory per process.
 fn process_jobs(gpus: &[Gpu]) -> Vec<Job> {
-    let mut pids: Vec<(u32, Option<String>)> = gpus
-        .iter()
-        .flat_map(|g| g.processes.iter().flatten())
-        .map(|p| (p.pid, p.name.clone()))
-        .collect();
-    pids.sort_by_key(|(pid, _)| *pid);
-    pids.dedup_by_key(|(pid, _)| *pid);
-    let mut jobs: Vec<Job> = pids
+    // Each GPU's (and MIG instance's) processes counted once, then each process's part: linear
+    // in the processes, however long a log's lists are.
+    let mut parts: BTreeMap<u32, (Option<String>, Vec<JobGpu>)> = BTreeMap::new();
+    for g in gpus {
+        let list = g.processes.as_deref().unwrap_or_default();
+        let mut on: HashMap<Option<MigSlot>, usize> = HashMap::new();
+        for p in list {
+            *on.entry(p.mig).or_default() += 1;
+        }
+        for p in list {
+            let alone = on.get(&p.mig) == Some(&1);
+            let entry = parts
+                .entry(p.pid)
+                .or_insert_with(|| (p.name.clone(), Vec::new()));
+            entry.1.extend(job_gpu(g, p.mig, &[p], alone));
+        }
+    }
+    let mut jobs: Vec<Job> = parts
         .into_iter()
-        .map(|(pid, name)| {
-            let mine = BTreeSet::from([pid]);
-            Job {
-                kind: JobKind::Process,
-                id: pid.to_string(),
-                step: None,
-                name,
-                user: None,
-                gpus: gpus.iter().flat_map(|g| job_gpus(g, &mine)).collect(),
-                gpu_pids: vec![pid],
-                workers: None,
-                rss_bytes: None,
-                cpu_pct: None,
-                io: None,
-                io_absent: Some(NO_JOB_IO.to_owned()),
-                psi_io: None,
-                psi_memory: None,
-            }
+        .map(|(pid, (name, gpus))| Job {
+            kind: JobKind::Process,
+            id: pid.to_string(),
+            step: None,
+            name,
+            user: None,
+            gpus,
+            gpu_pids: vec![pid],
+            workers: None,
+            rss_bytes: None,
+            cpu_pct: None,
+            io: None,
+            io_absent: Some(NO_JOB_IO.to_owned()),
+            psi_io: None,
+            psi_memory: None,
         })
         .collect();
     jobs.sort_by(|a, b| {

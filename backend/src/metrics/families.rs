@@ -194,8 +194,11 @@ fn gpu_families<'s>(s: &'s Scrape, out: &mut Out) -> fmt::Result {
             name,
             help,
             s.gpus().flat_map(|(h, _, g)| {
+                // Two instances with the same ids (a peer's frame) would give one series twice,
+                // which makes Prometheus refuse the whole scrape: the first of them only.
+                let mut seen = HashSet::new();
                 g.mig.iter().filter_map(move |i| {
-                    let slot = i.slot?;
+                    let slot = i.slot.filter(|s| seen.insert(*s))?;
                     let mut labels = gl(h, g);
                     labels.push(("gpu_instance", Cow::Owned(slot.gpu_instance_id.to_string())));
                     labels.push((

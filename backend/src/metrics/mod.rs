@@ -68,18 +68,25 @@ impl HostData {
         self.frame.is_some()
     }
 
-    /// Without user names, also inside job names (`unit jupyter-…-singleuser.service`), for a
-    /// scrape without `--metrics-users`. Copies only a frame or diagnosis that names a user.
+    /// Without user names, also inside job and process names (`unit jupyter-…3fa9c1-singleuser
+    /// .service`), for a scrape without `--metrics-users`, with the stand-ins the page's share
+    /// viewers see. Copies only a frame or diagnosis that names a user.
     fn hide_users(&mut self) {
-        if let Some(frame) = &mut self.frame
-            && frame.jobs.iter().any(|j| j.user.is_some())
-        {
-            Arc::make_mut(frame).hide_users();
+        let mut users: Vec<&str> = self.frame.iter().flat_map(|f| f.users()).collect();
+        users.extend(self.diagnosis.iter().flat_map(|d| d.users()));
+        if users.is_empty() {
+            return;
+        }
+        users.sort_unstable();
+        users.dedup();
+        let hider = crate::host_feed::hider(users);
+        if let Some(frame) = &mut self.frame {
+            Arc::make_mut(frame).hide_users(&hider);
         }
         if let Some(d) = &mut self.diagnosis
-            && !d.users().is_empty()
+            && !d.jobs.is_empty()
         {
-            *d = Arc::new(d.without_users());
+            *d = Arc::new(d.without_users(&hider));
         }
     }
 }

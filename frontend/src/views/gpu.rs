@@ -215,10 +215,9 @@ fn MigInstances(gpu: Memo<Option<Gpu>>) -> impl IntoView {
                 .mig
                 .iter()
                 .map(|i| {
-                    let procs = g.processes.as_deref().map(|list| {
-                        list.iter()
-                            .filter(|p| p.mig.is_some() && p.mig == i.slot)
-                            .count()
+                    // An instance without its ids cannot be told its processes: a dash.
+                    let procs = i.slot.and(g.processes.as_deref()).map(|list| {
+                        list.iter().filter(|p| p.mig.is_some() && p.mig == i.slot).count()
                     });
                     let memory = i.memory.map_or_else(
                         || DASH.to_owned(),

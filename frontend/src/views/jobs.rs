@@ -271,13 +271,18 @@ fn JobDetail(job: Job, verdict: Option<JobDiagnosis>) -> impl IntoView {
         .gpus
         .iter()
         .map(|g| {
+            let why = if g.mig.is_some() {
+                "no per-instance figure from NVML"
+            } else {
+                "not this job's alone"
+            };
             let util = g.utilization_pct.map_or_else(
-                || format!("util {DASH} (not this job's alone)"),
+                || format!("util {DASH} ({why})"),
                 |p| format!("util {}", opt_pct(Some(p))),
             );
             format!(
                 "GPU {}: {} ({} of its memory), {util}",
-                g.index,
+                g.place(),
                 opt_bytes(g.memory_used_bytes),
                 opt_pct(g.memory_share_pct)
             )

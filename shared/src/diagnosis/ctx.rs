@@ -52,10 +52,14 @@ impl<'a> Ctx<'a> {
 
     /// When the previous diagnosis' finding of `rule` for `subject` was first reported, if it had
     /// one (hysteresis).
+    /// In the host's findings; a MIG instance (`gpu 0 mig 1/0`), which only a job's findings name,
+    /// in the jobs'.
     pub fn held_since(&self, rule: RuleId, subject: &str) -> Option<u64> {
+        let instance = super::mig::is_instance_subject(subject);
         self.prev.and_then(|p| {
             p.findings
                 .iter()
+                .chain(p.jobs.iter().filter(|_| instance).flat_map(|j| &j.findings))
                 .find(|f| f.rule == rule && f.subject.as_deref() == Some(subject))
                 .map(|f| f.since_ms)
         })

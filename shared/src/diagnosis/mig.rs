@@ -8,6 +8,11 @@ use super::gpus::{GpuSeries, add_sample, series};
 use super::trend::Subsample;
 use crate::frame::{Gpu, GpuState, MigSlot};
 
+/// Whether a finding's subject names a MIG instance ([`mig_subject`]).
+pub(crate) fn is_instance_subject(subject: &str) -> bool {
+    subject.starts_with("gpu ") && subject.contains(" mig ")
+}
+
 /// `gpu 0 mig 1/0`: a MIG instance as findings name it.
 pub(crate) fn mig_subject(index: u32, slot: MigSlot) -> String {
     format!(

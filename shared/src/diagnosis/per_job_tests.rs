@@ -450,43 +450,72 @@ fn a_held_starvation_dates_from_the_jobs_own_history_not_the_hosts() {
 
 #[test]
 fn a_viewer_without_user_names_gets_none_in_a_job_verdict_or_its_words() {
-    let unit = |id: &str, gpu: u32, io| Job {
+    let unit = |user: &str, gpu: u32, io| Job {
         kind: JobKind::Unit,
-        id: id.to_owned(),
+        id: format!("jupyter-{user}-singleuser.service"),
         step: None,
-        name: Some("ana-train".to_owned()),
+        name: Some(format!("{user}-train")),
+        user: Some(user.to_owned()),
         ..job("x", gpu, io)
     };
     let frames = two_jobs(60, 30.0, 90.0, |_| {
         vec![
-            unit("jupyter-ana-singleuser.service", 0, Some((850.0, 1.0))),
-            job("200", 1, Some((1.0, 0.0))),
+            unit("ana", 0, Some((850.0, 1.0))),
+            unit("bob", 1, Some((1.0, 0.0))),
         ]
     });
     let d = run(&frames);
-    assert_eq!(d.users(), vec!["ana".to_owned()]);
+    assert_eq!(d.users().collect::<Vec<_>>(), ["ana", "bob"]);
     let full = serde_json::to_string(&d).expect("encode");
     assert!(full.contains("jupyter-ana-singleuser.service"), "{full}");
-    let hidden = d.without_users();
+    let newest = frames.last().expect("a frame");
+    let hider = crate::privacy::Hider::new(newest.users().map(str::to_owned), 5);
+    let hidden = d.without_users(&hider);
     let text = serde_json::to_string(&hidden).expect("encode");
-    let words = |t: &str| t.split(|c: char| !c.is_alphanumeric()).any(|w| w == "ana");
+    let words = |t: &str| {
+        t.split(|c: char| !c.is_alphanumeric())
+            .any(|w| w == "ana" || w == "bob")
+    };
     assert!(!words(&text), "{text}");
-    // Nothing but the names changed: the verdicts and their structure are the same.
+    // Nothing but the names changed: the verdicts and the host's part are the same.
     assert_eq!(hidden.verdict, d.verdict);
-    assert_eq!(hidden.jobs.len(), d.jobs.len());
-    let reader = &hidden.jobs[0];
-    assert_eq!(reader.id, "jupyter-…-singleuser.service");
-    assert_eq!(reader.label, "unit jupyter-…-singleuser.service (…-train)");
+    assert_eq!(hidden.findings, d.findings);
+    assert_eq!(hidden.jobs.len(), 2);
+    let (reader, quiet) = (&hidden.jobs[0], &hidden.jobs[1]);
+    assert!(reader.id.starts_with("jupyter-…"), "{}", reader.id);
+    assert_ne!(reader.id, quiet.id, "two users' jobs stay two");
     assert_eq!(reader.verdict, Verdict::InputBoundDisk);
+    assert_eq!(quiet.verdict, Verdict::Healthy);
     assert!(reader.user.is_none());
-    // The viewer's frame hides the same words, so its jobs still find their verdicts.
-    let mut frame = frames.last().expect("a frame").clone();
-    frame.hide_users();
+    // The viewer's frame hides the same words, so each job still finds its own verdict.
+    let mut frame = newest.clone();
+    frame.hide_users(&hider);
     assert!(reader.is_of(&frame.jobs[0]), "{:?}", frame.jobs[0].id);
-    assert_eq!(
-        jobs_about(&hidden, &frame.jobs).as_deref(),
-        Some("unit jupyter-…-singleuser.service (…-train) on GPU 0")
+    assert!(quiet.is_of(&frame.jobs[1]), "{:?}", frame.jobs[1].id);
+    assert!(!reader.is_of(&frame.jobs[1]));
+    let about = jobs_about(&hidden, &frame.jobs).unwrap_or_default();
+    assert!(
+        about.starts_with(&format!("{} on GPU 0", reader.label)),
+        "{about}"
     );
+}
+
+#[test]
+fn a_full_mig_instance_stays_held_within_the_hysteresis_band() {
+    let th = Thresholds::default();
+    let first = run(&mig_frames(60, 97.0));
+    assert_eq!(of(&first, "100").verdict, Verdict::GpuMemoryPressure);
+    // Just below the threshold but within the band: held while it was pressure before, not
+    // raised from nothing.
+    let below = th.gpu_mem_warn_pct - th.hysteresis_pct_points / 2.0;
+    let frames = mig_frames(60, below);
+    let held = diagnose(&frames, &th, Some(&first));
+    assert_eq!(
+        of(&held, "100").verdict,
+        Verdict::GpuMemoryPressure,
+        "{below}"
+    );
+    assert_ne!(of(&run(&frames), "100").verdict, Verdict::GpuMemoryPressure);
 }
 
 /// GPU 0 in MIG mode: instance 1/0 of 10 GiB at `full_pct`, instance 2/0 of 10 GiB at 20%, a

@@ -1,7 +1,7 @@
 //! The default `nvidia-smi` table, one snapshot or many appended (`nvidia-smi -l`, a loop),
 //! each with or without its date line: the 418-470 layouts (79 columns, `Persistence-M|`, two
 //! or three lines per GPU), the 525+ ones (89-91 columns), Windows (`TCC/WDDM` or
-//! `Driver-Model`), a `MIG devices:` block (skipped), and the processes table in its old
+//! `Driver-Model`), a `MIG devices:` block (each instance's ids and memory), and the processes table in its old
 //! (`GPU PID Type Process name Usage`) and new (`GPU GI CI PID ...`) forms.
 //!
 //! A snapshot becomes a sample when its processes box closes; one cut off before that (the
@@ -339,7 +339,11 @@ impl Importer for TableImporter {
             Part::Gpus => self.gpu_line(no, t, out),
             Part::ProcHeader if rule => self.part = Part::Procs,
             Part::ProcHeader => self.gi_ci |= t.split_whitespace().any(|w| w == "GI"),
-            Part::Mig if rule || t.contains("GI") || t.contains("ID") => {}
+            Part::Mig
+                if rule
+                    || t.contains("GI")
+                    || t.contains("ID")
+                    || t.contains("No MIG devices found") => {}
             Part::Mig => match mig_row(&cells(t)) {
                 Ok(Some(row)) => {
                     if let Some(s) = self.open.as_mut() {

@@ -247,10 +247,11 @@ impl Tick<'_> {
             let limit = self
                 .take("power limit", device.enforced_power_limit(), &mut ignored)?
                 .map(|mw| f64::from(mw) / 1000.0);
-            // MIG mode changes only with a GPU reset; a failing read leaves it off.
+            // MIG mode changes only with a GPU reset; a failing read keeps what was known.
+            let known = self.slot.facts.as_ref().is_some_and(|f| f.mig);
             let in_mig = self
                 .take("MIG mode", mig::enabled(device), &mut ignored)?
-                .unwrap_or(false);
+                .unwrap_or(known);
             if let Some(f) = &mut self.slot.facts {
                 f.power_limit_w = limit;
                 f.mig = in_mig;

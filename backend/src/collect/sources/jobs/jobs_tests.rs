@@ -360,3 +360,75 @@ fn mapping_files_name_the_jobs_no_cgroup_names() {
     );
     assert_eq!(found[0].label(), "hpc 4412 (python)");
 }
+
+#[test]
+fn a_job_has_a_part_per_mig_instance_with_that_instances_share_and_utilization() {
+    use shared::{MigInstance, MigSlot};
+    let slot = |gi| MigSlot {
+        gpu_instance_id: gi,
+        compute_instance_id: 0,
+    };
+    let mut g = gpu(
+        0,
+        70.0,
+        &[(1, Some(100)), (2, Some(50)), (3, Some(20)), (4, Some(5))],
+    );
+    let procs = g.processes.as_mut().expect("processes");
+    // 1 and 2 on instance 1 (one job), 3 alone on instance 2 (the same job), 4 without its ids.
+    procs[0].mig = Some(slot(1));
+    procs[1].mig = Some(slot(1));
+    procs[2].mig = Some(slot(2));
+    let instance = |index, gi, total, util: Option<f64>| MigInstance {
+        index,
+        slot: Some(slot(gi)),
+        uuid: None,
+        memory: Some(GpuMemory {
+            total_bytes: Bytes(total),
+            used_bytes: Bytes(0),
+            reserved_bytes: None,
+            free_bytes: Bytes(total),
+        }),
+        utilization_gpu_pct: util.map(Percent),
+    };
+    g.mig = vec![
+        instance(0, 1, 200, Some(40.0)),
+        instance(1, 2, 100, Some(10.0)),
+    ];
+    let parts = job_gpus(&g, &BTreeSet::from([1, 2, 3]));
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    let one = &parts[0];
+    assert_eq!(one.mig, Some(slot(1)));
+    assert_eq!(one.memory_used_bytes, Some(Bytes(150)));
+    assert_eq!(
+        one.memory_share_pct,
+        Some(Percent(75.0)),
+        "of the instance's 200"
+    );
+    assert_eq!(
+        one.utilization_pct,
+        Some(Percent(40.0)),
+        "alone on its instance"
+    );
+    let two = &parts[1];
+    assert_eq!(two.mig, Some(slot(2)));
+    assert_eq!(two.memory_share_pct, Some(Percent(20.0)));
+    assert_eq!(two.utilization_pct, Some(Percent(10.0)));
+    // Sharing instance 1 with another job: the instance's utilization is not its own.
+    let shared = job_gpus(&g, &BTreeSet::from([1]));
+    assert_eq!(shared[0].utilization_pct, None);
+    // A process without its ids on a GPU in MIG mode: its pool is unknown, and so is the GPU's
+    // utilization as its own.
+    let lost = job_gpus(&g, &BTreeSet::from([4]));
+    assert_eq!(lost.len(), 1);
+    assert_eq!(lost[0].mig, None);
+    assert_eq!(lost[0].memory_used_bytes, Some(Bytes(5)));
+    assert_eq!(lost[0].memory_share_pct, None);
+    assert_eq!(lost[0].utilization_pct, None);
+    // An instance no longer laid out: its part has no share or utilization.
+    g.mig.truncate(1);
+    let gone = job_gpus(&g, &BTreeSet::from([3]));
+    assert_eq!(
+        (gone[0].memory_share_pct, gone[0].utilization_pct),
+        (None, None)
+    );
+}

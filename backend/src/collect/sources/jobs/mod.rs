@@ -677,7 +677,7 @@ fn with_gpus(measured: &[Measured], gpus: &[Gpu]) -> Vec<Job> {
 
 /// The job's parts of one GPU: one for its processes there, or, on a GPU in MIG mode, one per
 /// MIG instance they run on (each instance is a memory pool of its own: docs/jobs.md#mig).
-pub fn job_gpus(gpu: &Gpu, pids: &BTreeSet<u32>) -> Vec<JobGpu> {
+fn job_gpus(gpu: &Gpu, pids: &BTreeSet<u32>) -> Vec<JobGpu> {
     let all = gpu.processes.as_deref().unwrap_or_default();
     let mut slots: Vec<Option<MigSlot>> = all
         .iter()
@@ -690,19 +690,24 @@ pub fn job_gpus(gpu: &Gpu, pids: &BTreeSet<u32>) -> Vec<JobGpu> {
         .into_iter()
         .filter_map(|slot| {
             let on: Vec<_> = all.iter().filter(|p| p.mig == slot).collect();
-            job_gpu(gpu, slot, &on, pids)
+            let mine: Vec<_> = on
+                .iter()
+                .copied()
+                .filter(|p| pids.contains(&p.pid))
+                .collect();
+            job_gpu(gpu, slot, &mine, mine.len() == on.len())
         })
         .collect()
 }
 
-/// The job's part of one GPU, or of one MIG instance of it (`slot`), among the processes `on` it.
-fn job_gpu(
+/// The job's part of one GPU, or of one MIG instance of it (`slot`): its processes there
+/// (`mine`), and whether they are `alone` there (then the utilization is theirs).
+pub fn job_gpu(
     gpu: &Gpu,
     slot: Option<MigSlot>,
-    on: &[&GpuProcess],
-    pids: &BTreeSet<u32>,
+    mine: &[&GpuProcess],
+    alone: bool,
 ) -> Option<JobGpu> {
-    let mine: Vec<_> = on.iter().filter(|p| pids.contains(&p.pid)).collect();
     if mine.is_empty() {
         return None;
     }
@@ -712,16 +717,16 @@ fn job_gpu(
         .map(|b| b.0)
         .reduce(u64::saturating_add)
         .map(Bytes);
-    let alone = mine.len() == on.len();
     // On an instance, its own memory and utilization; an instance not (or no longer) laid out
     // gives neither.
     let (total, utilization) = match slot {
-        // A process without its instance on a GPU in MIG mode: the GPU's memory is the pool,
-        // but its utilization is every instance's.
-        None => (
+        // Outside MIG mode, the GPU's. A process without its instance on a GPU in MIG mode has
+        // a pool of its own nobody named: neither figure.
+        None if gpu.mig.is_empty() => (
             gpu.memory.as_ref().map(|m| m.total_bytes),
-            gpu.utilization_gpu_pct.filter(|_| gpu.mig.is_empty()),
+            gpu.utilization_gpu_pct,
         ),
+        None => (None, None),
         Some(slot) => gpu
             .mig
             .iter()
