@@ -52,7 +52,14 @@ pub(crate) fn branch(
             .and_then(|b| b.read.mean())
             .unwrap_or(0.0)
             .min(f64::MAX);
-        let share_level = (th.job_read_fraction * device_mean).min(f64::MAX);
+        // A hostile or broken frame can make the device's mean anything: the level is a finite
+        // rate, or the evidence could not be encoded (JSON has no infinities).
+        let raw = th.job_read_fraction * device_mean;
+        let share_level = if raw.is_nan() {
+            0.0
+        } else {
+            raw.clamp(0.0, f64::MAX)
+        };
         let own = job.reads_from(&dev);
         let mut ev = ctx.ev(
             Metric::JobReadRateMean,
@@ -66,7 +73,10 @@ pub(crate) fn branch(
         });
         disk.evidence.push(ev);
         let other = top_other_reader(jobs, k, &dev).filter(|(_, r)| {
-            *r >= share_level && own.is_none_or(|o| *r > o) && *r >= th.min_read_bytes_per_sec
+            r.is_finite()
+                && *r >= share_level
+                && own.is_none_or(|o| *r > o)
+                && *r >= th.min_read_bytes_per_sec
         });
         let contention = other.map(|(i, r)| {
             let o = &jobs[i];
