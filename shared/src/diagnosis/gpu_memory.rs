@@ -73,7 +73,10 @@ pub(crate) fn evaluate(ctx: &Ctx<'_>, gpus: &[GpuSeries], out: &mut Out) -> Node
             None => Answer::No,
         };
         answers.push(answer);
-        out.gpu_answers.push((g.index, answer));
+        // The jobs read their whole GPUs' answers; a MIG instance's they ask themselves.
+        if !super::mig::is_instance_subject(&g.subject) {
+            out.gpu_answers.push((g.index, answer));
+        }
         let Some(severity) = severity else { continue };
         let mut ev = vec![ev_level];
         let mut why = Vec::new();

@@ -6,7 +6,21 @@
 use super::ctx::Ctx;
 use super::gpus::{GpuSeries, add_sample, series};
 use super::trend::Subsample;
-use crate::frame::{Gpu, GpuState, MigSlot};
+use crate::frame::{Frame, Gpu, GpuState, MigSlot};
+
+/// The MIG instances of `frame`'s GPUs that have ids and a memory reading, by GPU index.
+pub(crate) fn instances_of(frame: &Frame) -> Vec<(u32, MigSlot)> {
+    frame
+        .gpus
+        .iter()
+        .flat_map(|g| {
+            g.mig
+                .iter()
+                .filter(|i| i.memory.is_some())
+                .filter_map(move |i| Some((g.index, i.slot?)))
+        })
+        .collect()
+}
 
 /// Whether a finding's subject names a MIG instance ([`mig_subject`]).
 pub(crate) fn is_instance_subject(subject: &str) -> bool {

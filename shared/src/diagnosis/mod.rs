@@ -68,6 +68,7 @@ pub use tree::{NODES, ROOT, TreeEdge, TreeNode, leaf_label, tree};
 use crate::frame::Frame;
 use ctx::{Ctx, NodeResult};
 use gpu_memory::Out;
+use gpus::GpuSeries;
 use tree::Edge;
 
 /// Whether a node is on the spine (an unknown there makes a healthy walk `no_data`).
@@ -109,7 +110,15 @@ pub fn diagnose(frames: &[Frame], thresholds: &Thresholds, prev: Option<&Diagnos
     let mut results: [Option<NodeResult>; NODES.len()] = Default::default();
 
     let gpus = gpus::gather(&ctx);
-    let mem = gpu_memory::evaluate(&ctx, &gpus, &mut out);
+    // A GPU in MIG mode is also each of its instances, memory pools of their own: a full one is
+    // pressure while the GPU as a whole has room (docs/jobs.md#mig).
+    let instances = mig::gather_mig(&ctx, &mig::instances_of(newest));
+    let mem = if instances.is_empty() {
+        gpu_memory::evaluate(&ctx, &gpus, &mut out)
+    } else {
+        let pools: Vec<GpuSeries> = gpus.iter().cloned().chain(instances).collect();
+        gpu_memory::evaluate(&ctx, &pools, &mut out)
+    };
     // The jobs read their GPUs' memory answers and findings, not the refinements' (which are
     // about memory no job holds).
     let mem_findings = out.findings.len();

@@ -573,10 +573,24 @@ fn mig_frames(n: u64, full_pct: f64) -> Vec<Frame> {
 
 #[test]
 fn a_job_whose_mig_instance_is_full_is_under_memory_pressure_and_its_neighbour_is_not() {
-    let d = run(&mig_frames(60, 97.0));
-    // The whole GPU is a quarter used: the host's own memory answer is no.
+    let frames = mig_frames(60, 97.0);
+    let d = run(&frames);
+    // The whole GPU is a quarter used, but one of its instances is full: the host's answer is
+    // yes for that instance, and the host verdict names the job on it.
     assert_eq!(d.path[0].node, NodeId::GpuMemory);
-    assert_eq!(d.path[0].answer, Answer::No, "{:?}", d.path[0]);
+    assert_eq!(d.path[0].answer, Answer::Yes, "{:?}", d.path[0]);
+    assert_eq!(d.verdict, Verdict::GpuMemoryPressure);
+    let host: Vec<_> = d
+        .findings
+        .iter()
+        .filter(|f| f.rule == RuleId::GpuMemoryPressure)
+        .map(|f| f.subject.as_deref())
+        .collect();
+    assert_eq!(host, [Some("gpu 0 mig 1/0")]);
+    let newest = &frames.last().expect("a frame").jobs;
+    let about = jobs_about(&d, newest).unwrap_or_default();
+    assert!(about.starts_with("slurm 100.0 (python)"), "{about}");
+    assert!(!about.contains("200"), "{about}");
     let full = of(&d, "100");
     assert_eq!(full.verdict, Verdict::GpuMemoryPressure, "{full:?}");
     let f = &full.findings[0];
