@@ -245,10 +245,10 @@ fn MigInstances(gpu: Memo<Option<Gpu>>) -> impl IntoView {
                     <table class="procs mig" data-testid="gpu-migs">
                         <thead>
                             <tr>
-                                <th title="GPU instance / compute instance">"MIG instance"</th>
+                                <th title="MIG instance: GPU instance / compute instance">"MIG"</th>
                                 <th class="num">"Memory"</th>
                                 <th class="num" title="Absent where the driver has no per-instance utilization">"Util"</th>
-                                <th class="num">"Processes"</th>
+                                <th class="num" title="Processes on the instance">"Procs"</th>
                             </tr>
                         </thead>
                         <tbody>{rows}</tbody>
