@@ -2,11 +2,12 @@
 //! `libnvidia-ml` (tests/fake-nvml and its legacy build), one child process per scenario (see
 //! common/fake_nvml.rs). This file: figures, lost GPUs, init failures, interpolation;
 //! [`generations`]: drivers with and without the newer calls; [`processes`]: process identity
-//! and the slower process-list cadence.
+//! and the slower process-list cadence; [`mig`]: a GPU in MIG mode.
 
 #[path = "../common/fake_nvml.rs"]
 mod fake_nvml;
 mod generations;
+mod mig;
 mod processes;
 
 use serde_json::json;

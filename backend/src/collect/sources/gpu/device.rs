@@ -39,6 +39,9 @@ pub struct Slot {
     carried: Option<Carried>,
     /// The MIG instances as last laid out (read with the process lists); empty outside MIG mode.
     mig_layout: Vec<mig::Laid>,
+    /// Whether an instance of the layout was gone at the last read (re-partitioned): laid out
+    /// again at the next tick.
+    mig_relayout: bool,
     mig_memory_api: Fallback,
 }
 
@@ -155,16 +158,22 @@ impl Tick<'_> {
         )?;
         let power_mw = self.take("power", device.power_usage(), &mut failed)?;
         let in_mig = self.slot.facts.as_ref().is_some_and(|f| f.mig);
-        if processes::due(self.slot.carried.as_ref(), self.now) {
-            self.read_processes = true;
-            let layout = if in_mig {
+        let due = processes::due(self.slot.carried.as_ref(), self.now);
+        if due || self.slot.mig_relayout {
+            self.slot.mig_relayout = false;
+            self.slot.mig_layout = if in_mig {
                 let laid = mig::layout(nvml, &device);
-                self.take("MIG instances", laid, &mut failed)?
-                    .unwrap_or_default()
+                let (laid, refused) = self
+                    .take("MIG instances", laid, &mut failed)?
+                    .unwrap_or_default();
+                refused.into_iter().for_each(|m| self.error(m));
+                laid
             } else {
                 Vec::new()
             };
-            self.slot.mig_layout = layout;
+        }
+        if due {
+            self.read_processes = true;
             let lists = processes::read(&device, &mut self.slot.process_api);
             let lists = self.take("processes", lists, &mut failed)?;
             self.slot.carried = lists.map(|(list, api)| Carried {
@@ -190,8 +199,12 @@ impl Tick<'_> {
                 &self.slot.mig_layout,
                 &mut self.slot.mig_memory_api,
             );
-            self.take("MIG instances", read, &mut failed)?
-                .unwrap_or_default()
+            let (instances, refused) = self
+                .take("MIG instances", read, &mut failed)?
+                .unwrap_or_default();
+            self.slot.mig_relayout = instances.len() < self.slot.mig_layout.len();
+            refused.into_iter().for_each(|m| self.error(m));
+            instances
         };
         let facts = self.slot.facts.as_ref().ok_or_else(|| {
             GpuFailure::Failed("device facts missing after they were read".to_owned())

@@ -37,12 +37,17 @@ pub fn enabled(device: &Device<'_>) -> Result<bool, NvmlError> {
     }
 }
 
+/// What a read of the instances gives: them, and what NVML refused on the way (for the frame's
+/// errors: a refused figure is absent, and says why).
+pub type Read<T> = (Vec<T>, Vec<String>);
+
 /// The instances of a GPU in MIG mode: each MIG device index NVML has a handle for, with its
-/// ids and uuid (absent where NVML refused them). A lost GPU is an error; an index without an
-/// instance is skipped.
-pub fn layout(nvml: &Nvml, device: &Device<'_>) -> Result<Vec<Laid>, NvmlError> {
+/// ids and uuid (absent where NVML refused them, with a note). A lost GPU is an error; an index
+/// without an instance is skipped.
+pub fn layout(nvml: &Nvml, device: &Device<'_>) -> Result<Read<Laid>, NvmlError> {
     let max = device.mig_device_count()?.min(MAX_MIG_DEVICES);
     let mut laid = Vec::new();
+    let mut refused = Vec::new();
     for index in 0..max {
         let mig = match device.mig_device_by_index(index) {
             Ok(mig) => mig,
@@ -52,37 +57,50 @@ pub fn layout(nvml: &Nvml, device: &Device<'_>) -> Result<Vec<Laid>, NvmlError> 
         let slot = match slot(nvml, &mig) {
             Ok(slot) => Some(slot),
             Err(NvmlError::GpuLost) => return Err(NvmlError::GpuLost),
-            Err(_) => None,
+            Err(e) => {
+                refused.push(format!("MIG device {index}: instance ids: {e}"));
+                None
+            }
         };
         let uuid = match mig.uuid() {
             Ok(uuid) => Some(uuid),
             Err(NvmlError::GpuLost) => return Err(NvmlError::GpuLost),
-            Err(_) => None,
+            Err(e) => {
+                refused.push(format!("MIG device {index}: uuid: {e}"));
+                None
+            }
         };
         laid.push(Laid { index, slot, uuid });
     }
-    Ok(laid)
+    Ok((laid, refused))
 }
 
 /// Each laid-out instance's memory and utilization now. An instance whose handle is gone (the
-/// GPU was re-partitioned since) is left out until the next layout.
+/// GPU was re-partitioned since) is left out, with a note; the caller lays the GPU out again.
 pub fn read(
     nvml: &Nvml,
     device: &Device<'_>,
     laid: &[Laid],
     fallback: &mut Fallback,
-) -> Result<Vec<MigInstance>, NvmlError> {
+) -> Result<Read<MigInstance>, NvmlError> {
     let mut instances = Vec::with_capacity(laid.len());
+    let mut refused = Vec::new();
     for l in laid {
         let mig = match device.mig_device_by_index(l.index) {
             Ok(mig) => mig,
             Err(NvmlError::GpuLost) => return Err(NvmlError::GpuLost),
-            Err(_) => continue,
+            Err(e) => {
+                refused.push(format!("MIG device {}: {e}", l.index));
+                continue;
+            }
         };
         let memory = match memory::read(nvml, &mig, fallback) {
             Ok((m, _)) => Some(m),
             Err(NvmlError::GpuLost) => return Err(NvmlError::GpuLost),
-            Err(_) => None,
+            Err(e) => {
+                refused.push(format!("MIG device {}: memory: {e}", l.index));
+                None
+            }
         };
         // Most drivers answer NOT_SUPPORTED: per-instance utilization is then absent, never 0.
         let utilization = mig
@@ -97,7 +115,7 @@ pub fn read(
             utilization_gpu_pct: utilization,
         });
     }
-    Ok(instances)
+    Ok((instances, refused))
 }
 
 /// `nvmlDeviceGetGpuInstanceId` and `nvmlDeviceGetComputeInstanceId` of a MIG device handle,
