@@ -216,6 +216,11 @@ fn each_job_gets_its_own_reads() {
     assert_eq!(reader_job.id, job.to_string());
     assert_eq!(reader_job.step.as_deref(), Some("0"));
     assert_eq!(reader_job.gpu_pids, vec![read.0.id()]);
+    assert!(
+        reader_job.cpu_from_cgroup,
+        "a v2 cgroup always has cpu.stat"
+    );
+    assert_eq!(reader_job.workers, Some(0), "alone in its cgroup");
     assert_eq!(reader_job.gpus[0].index, 0);
     assert_eq!(
         reader_job.gpus[0].memory_used_bytes,
@@ -245,6 +250,10 @@ fn each_job_gets_its_own_reads() {
         .expect("the container");
     assert_eq!(quiet_job.id, container(1));
     assert_eq!(quiet_job.gpus[0].index, 1);
+    assert!(
+        quiet_job.memory_from_cgroup && quiet_job.rss_bytes.is_some(),
+        "its v1 memory cgroup counts its memory: {quiet_job:#?}"
+    );
     let quiet_rate = quiet_job.io.as_ref().and_then(|io| io.read_bytes_per_sec);
     assert_eq!(
         quiet_rate.map(|r| r.0),
@@ -257,6 +266,103 @@ fn each_job_gets_its_own_reads() {
     );
     // Biggest GPU memory first.
     assert_eq!(found[0].kind, JobKind::Slurm);
+}
+
+/// A Slurm job made in every hierarchy (v2, and v1 `memory` and `cpuacct`) is counted by its
+/// cgroup: its CPU from the cgroup's CPU time, its memory from the cgroup's, its processes from
+/// the cgroup's lists, below steps too (docs/jobs.md#4-what-it-costs).
+#[test]
+fn a_cgroup_job_is_counted_by_its_cgroup() {
+    let _m = machine();
+    let Some((v2, v1_memory)) = cgroup_roots() else {
+        return;
+    };
+    let v1_cpuacct = PathBuf::from("/sys/fs/cgroup/cpuacct");
+    assert!(
+        v1_cpuacct.join("cpuacct.usage").exists(),
+        "no v1 cpuacct hierarchy"
+    );
+    let job = std::process::id() + 1_000_000;
+    let step = format!("slurm/uid_0/job_{job}/step_0");
+    let cgroups = [
+        Cgroup::make(
+            &v2,
+            &format!("system.slice/slurmstepd.scope/job_{job}/step_0"),
+        ),
+        Cgroup::make(&v1_memory, &step),
+        Cgroup::make(&v1_cpuacct, &step),
+    ];
+    let batch = Cgroup::make(
+        &v2,
+        &format!("system.slice/slurmstepd.scope/job_{job}/step_batch"),
+    );
+    // The GPU process starts its two workers (one busy) once it is in the job's cgroups, so they
+    // are born there.
+    let mut rank = Killed(
+        Command::new("sh")
+            .args([
+                "-c",
+                "read go; sleep 600 & (while :; do :; done) & echo started; wait",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("sh"),
+    );
+    for c in &cgroups {
+        c.add(rank.0.id());
+    }
+    let shell = sleeper();
+    batch.add(shell.0.id());
+    writeln!(rank.0.stdin.as_mut().expect("stdin"), "go").expect("go");
+    wait_line(&mut rank, "started");
+    // Killed with the test: the workers are in the rank's process group.
+    let workers: Vec<u32> =
+        std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", rank.0.id()))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+    let _workers: Vec<Pid> = workers.iter().map(|p| Pid(*p)).collect();
+    assert_eq!(workers.len(), 2, "both workers started");
+
+    let mut jobs = ProcJobs::system().with_period(Duration::ZERO);
+    let gpus = [gpu(0, rank.0.id(), 1_000)];
+    let first = jobs.sample(&gpus);
+    std::thread::sleep(Duration::from_millis(1500));
+    let found = jobs.sample(&gpus);
+    assert_eq!((first.len(), found.len()), (1, 1), "{found:#?}");
+    let job_now = &found[0];
+    assert_eq!(
+        (job_now.kind, job_now.id.clone()),
+        (JobKind::Slurm, job.to_string())
+    );
+    assert!(
+        job_now.cpu_from_cgroup && job_now.memory_from_cgroup,
+        "{job_now:#?}"
+    );
+    // The workers, and the batch step's shell: every other process of the job's cgroup.
+    assert_eq!(job_now.workers, Some(3), "{job_now:#?}");
+    assert_eq!(first[0].cpu_pct, None, "a rate needs two readings");
+    let cpu = job_now.cpu_pct.expect("the cgroup's CPU").0;
+    assert!(cpu > 10.0, "the busy worker's CPU is the job's: {cpu}%");
+    let rss = job_now.rss_bytes.expect("the cgroup's memory").0;
+    assert!(
+        rss > 100 * 1024,
+        "three shells and a sleep have memory resident: {rss} B"
+    );
+}
+
+/// Killed on drop, by pid.
+struct Pid(u32);
+
+impl Drop for Pid {
+    fn drop(&mut self) {
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(self.0 as i32).expect("a pid"),
+            rustix::process::Signal::KILL,
+        );
+    }
 }
 
 /// A launcher in a real process tree: `trainer` (a copy of sh under another name) starts the GPU

@@ -140,6 +140,8 @@ fn jobs(i: u64) -> Vec<Job> {
             workers: Some(8),
             rss_bytes: Some(Bytes(20 * GIB)),
             cpu_pct: Some(Percent(300.0)),
+            cpu_from_cgroup: false,
+            memory_from_cgroup: false,
             io: Some(JobIo {
                 counter: IoCounter::ProcIo,
                 read_iops: None,

@@ -71,12 +71,21 @@ pub struct Job {
     /// process table could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<u32>,
-    /// Resident memory of all its processes.
+    /// Resident memory of all its processes ([`Job::memory_from_cgroup`] says how it was
+    /// counted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_bytes: Option<Bytes>,
-    /// CPU of all its processes since the previous tick, in percent of one core.
+    /// CPU of all its processes since its previous measurement, in percent of one core.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pct: Option<Percent>,
+    /// `cpu_pct` is its cgroup's CPU time (every process the cgroup ran, those that exited
+    /// meanwhile too), not a sum over the processes found.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cpu_from_cgroup: bool,
+    /// `rss_bytes` is its cgroup's anonymous plus mapped file memory (a page its forked workers
+    /// share is counted once), not a sum of its processes' RSS (which counts it once per worker).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub memory_from_cgroup: bool,
     /// Disk I/O of its processes; absent with [`Job::io_absent`] saying why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io: Option<JobIo>,
@@ -320,6 +329,11 @@ fn short_id(kind: JobKind, id: &str) -> &str {
     }
 }
 
+/// Whether `b` is false (a flag left out of the JSON).
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,6 +350,8 @@ mod tests {
             workers: None,
             rss_bytes: None,
             cpu_pct: None,
+            cpu_from_cgroup: false,
+            memory_from_cgroup: false,
             io: None,
             io_absent: None,
             psi_io: None,

@@ -37,10 +37,21 @@ impl Hider {
                 continue;
             }
             let stand_in = stand_in(&user, key);
-            if user.chars().all(word_char) {
-                h.words.insert(user, stand_in);
-            } else if !h.others.iter().any(|(u, _)| *u == user) {
-                h.others.push((user, stand_in));
+            // The name as written, and as the launchers that put it in unit names escape it.
+            let mut forms = vec![
+                systemd_escape(&user),
+                escapism(&user, false),
+                escapism(&user, true),
+                user,
+            ];
+            forms.sort();
+            forms.dedup();
+            for form in forms {
+                if form.chars().all(word_char) {
+                    h.words.insert(form, stand_in.clone());
+                } else if !h.others.iter().any(|(u, _)| *u == form) {
+                    h.others.push((form, stand_in.clone()));
+                }
             }
         }
         h.others.sort_by_key(|o| std::cmp::Reverse(o.0.len()));
@@ -83,6 +94,38 @@ impl Hider {
             *text = out;
         }
     }
+}
+
+/// `name` as systemd escapes it in a unit name (`systemd-escape`): each byte other than an ASCII
+/// letter, digit, `:`, `_` or a `.` that does not lead becomes `\xNN`, so `ana-smith`'s
+/// `user-runtime-dir@` or template instance reads `ana\x2dsmith`.
+fn systemd_escape(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for (i, b) in name.bytes().enumerate() {
+        if b.is_ascii_alphanumeric() || b == b':' || b == b'_' || (b == b'.' && i > 0) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// `name` as JupyterHub's spawners escape it (the `escapism` package, safe characters ASCII
+/// lowercase letters and digits, `-` the escape, hex digits in `upper` case as the package
+/// writes them, or lowered as KubeSpawner leaves them): `ana.smith` is `jupyter-ana-2esmith`.
+fn escapism(name: &str, upper: bool) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_lowercase() || b.is_ascii_digit() {
+            out.push(char::from(b));
+        } else if upper {
+            out.push_str(&format!("-{b:02X}"));
+        } else {
+            out.push_str(&format!("-{b:02x}"));
+        }
+    }
+    out
 }
 
 /// `…` and six hex digits of `user` hashed with `key`.

@@ -35,6 +35,28 @@ fn whole_words_are_hidden_and_parts_of_words_are_not() {
 }
 
 #[test]
+fn a_name_as_launchers_escape_it_is_hidden_too() {
+    let (t, h) = hidden(
+        "jupyter-ana-2esmith jupyter-ana-2dsmith user-runtime-dir@ana\\x2dsmith.service jupyter--41l",
+        &["ana.smith", "ana-smith", "Al"],
+    );
+    let (dot, dash, al) = (of(&h, "ana.smith"), of(&h, "ana-smith"), of(&h, "Al"));
+    assert_eq!(
+        t,
+        format!("jupyter-{dot} jupyter-{dash} user-runtime-dir@{dash}.service jupyter-{al}"),
+        "JupyterHub's escapism and systemd's escaping"
+    );
+    assert_eq!(escapism("ana.smith", false), "ana-2esmith");
+    assert_eq!(escapism("ana.smith", true), "ana-2Esmith");
+    assert_eq!(
+        hidden("jupyter-ana-2Esmith", &["ana.smith"]).0,
+        format!("jupyter-{dot}")
+    );
+    assert_eq!(systemd_escape("ana-smith"), "ana\\x2dsmith");
+    assert_eq!(systemd_escape(".x"), "\\x2ex", "a leading dot is escaped");
+}
+
+#[test]
 fn each_user_has_a_stand_in_of_its_own_and_longer_names_go_first() {
     let (t, h) = hidden(
         "jupyter-ana-singleuser jupyter-bob-singleuser ana.smith",
@@ -77,6 +99,8 @@ fn a_frame_loses_its_users_and_the_user_parts_of_job_and_process_names() {
         workers: None,
         rss_bytes: None,
         cpu_pct: None,
+        cpu_from_cgroup: false,
+        memory_from_cgroup: false,
         io: None,
         io_absent: None,
         psi_io: None,

@@ -182,6 +182,8 @@ fn full_frame() -> Frame {
             workers: Some(8),
             rss_bytes: Some(Bytes::from_mib(24576)),
             cpu_pct: Some(Percent(310.0)),
+            cpu_from_cgroup: false,
+            memory_from_cgroup: false,
             io: Some(JobIo {
                 counter: IoCounter::ProcIo,
                 read_iops: None,

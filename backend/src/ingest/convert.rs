@@ -112,6 +112,8 @@ fn process_jobs(gpus: &[Gpu]) -> Vec<Job> {
             workers: None,
             rss_bytes: None,
             cpu_pct: None,
+            cpu_from_cgroup: false,
+            memory_from_cgroup: false,
             io: None,
             io_absent: Some(NO_JOB_IO.to_owned()),
             psi_io: None,

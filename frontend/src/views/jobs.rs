@@ -322,8 +322,10 @@ fn JobDetail(job: Job, verdict: Option<JobDiagnosis>) -> impl IntoView {
             })
             .collect_view()
     });
+    // Where the memory and CPU were counted (docs/jobs.md#2-the-figures-of-a-job).
+    let by = |cgroup: bool| if cgroup { " (its cgroup's)" } else { "" };
     let procs = format!(
-        "{} GPU processes (pids {}), {} others; RSS {}, CPU {}",
+        "{} GPU processes (pids {}), {} others; memory {}{}, CPU {}{}",
         job.gpu_pids.len(),
         job.gpu_pids
             .iter()
@@ -333,7 +335,9 @@ fn JobDetail(job: Job, verdict: Option<JobDiagnosis>) -> impl IntoView {
         job.workers
             .map_or_else(|| DASH.to_owned(), |n| n.to_string()),
         opt_bytes(job.rss_bytes),
-        opt_pct(job.cpu_pct)
+        by(job.memory_from_cgroup && job.rss_bytes.is_some()),
+        opt_pct(job.cpu_pct),
+        by(job.cpu_from_cgroup && job.cpu_pct.is_some())
     );
     let psi = job.psi_io.map(|p| {
         format!(
@@ -386,6 +390,8 @@ mod tests {
             workers: None,
             rss_bytes: None,
             cpu_pct: None,
+            cpu_from_cgroup: false,
+            memory_from_cgroup: false,
             io: None,
             io_absent: None,
             psi_io: None,

@@ -30,6 +30,8 @@ fn job(id: &str, gpu: u32, io: Option<(f64, f64)>) -> Job {
         workers: None,
         rss_bytes: None,
         cpu_pct: None,
+        cpu_from_cgroup: false,
+        memory_from_cgroup: false,
         io: io.map(|(r, w)| JobIo {
             counter: IoCounter::ProcIo,
             read_iops: None,

@@ -431,6 +431,9 @@ pub fn job(f: Floats) -> impl Strategy<Value = Job> {
                 workers,
                 rss_bytes,
                 cpu_pct,
+                // Both ways of counting, from what was drawn.
+                cpu_from_cgroup: workers.is_some_and(|w| w % 2 == 0),
+                memory_from_cgroup: rss_bytes.is_some_and(|b| b.0 % 2 == 0),
                 io,
                 io_absent,
                 psi_io,

@@ -45,6 +45,12 @@ pub struct JobReport<'a> {
     pub rss_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_pct: Option<f64>,
+    /// `cpu_pct` and `rss_bytes` are the job's cgroup's, not sums over its processes
+    /// (docs/jobs.md#2-the-figures-of-a-job).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_from_cgroup: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub memory_from_cgroup: bool,
     /// The job's own verdict (docs/jobs.md#5-a-verdict-per-job); absent for a job the window's
     /// diagnosis had none for (no GPU in the window).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,6 +115,8 @@ impl<'a> JobReport<'a> {
             workers: job.workers,
             rss_bytes: job.rss_bytes.map(|b| b.0),
             cpu_pct: job.cpu_pct.map(|p| p.0),
+            cpu_from_cgroup: job.cpu_from_cgroup && job.cpu_pct.is_some(),
+            memory_from_cgroup: job.memory_from_cgroup && job.rss_bytes.is_some(),
             verdict: verdict.map(|v| v.verdict),
             severity: verdict.map(|v| v.severity),
             reason: verdict.map(|v| job_reason(v, tz)),

@@ -35,6 +35,9 @@ const WHOLE_BELOW: usize = 4096 - 512;
 /// `f_type` of procfs and sysfs (`include/uapi/linux/magic.h`), whose files are generated at read.
 const PROC_SUPER_MAGIC: u64 = 0x9fa0;
 const SYSFS_MAGIC: u64 = 0x6265_6572;
+/// cgroupfs v1 and v2: kernfs, whose files are `seq_file`s generated at read like sysfs's.
+const CGROUP_SUPER_MAGIC: u64 = 0x0027_e0eb;
+const CGROUP2_SUPER_MAGIC: u64 = 0x6367_7270;
 
 /// One file's path, the buffer its reads reuse and, on procfs or sysfs, the open file.
 #[derive(Debug)]
@@ -160,7 +163,13 @@ pub fn generated_at_read(file: &File) -> bool {
             reason = "f_type is i64 on some targets and u32 on others"
         )]
         let kind = s.f_type as u64;
-        kind == PROC_SUPER_MAGIC || kind == SYSFS_MAGIC
+        [
+            PROC_SUPER_MAGIC,
+            SYSFS_MAGIC,
+            CGROUP_SUPER_MAGIC,
+            CGROUP2_SUPER_MAGIC,
+        ]
+        .contains(&kind)
     })
 }
 

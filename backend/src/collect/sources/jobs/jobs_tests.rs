@@ -432,3 +432,74 @@ fn a_job_has_a_part_per_mig_instance_with_that_instances_share_and_utilization()
         (None, None)
     );
 }
+
+#[test]
+fn a_cgroup_job_is_counted_by_its_cgroup_files_and_a_reset_counter_gives_no_rate() {
+    let proc = FakeProc::new();
+    let cg2 = proc.0.path().join("cg2");
+    let job = cg2.join("system.slice/slurmstepd.scope/job_5");
+    fs::create_dir_all(job.join("step_0")).expect("mkdir");
+    let slurm = "0::/system.slice/slurmstepd.scope/job_5/step_0\n";
+    proc.process(77, "python", 1, 1000, slurm);
+    proc.process(78, "pt_data_worker", 77, 1001, slurm);
+    // Another job's GPU process in a cgroup nested in this one's: not this job's worker.
+    proc.process(
+        79,
+        "python",
+        1,
+        1002,
+        "0::/user.slice/user-1000.slice/session-1.scope\n",
+    );
+    fs::write(job.join("cgroup.procs"), "77\n").expect("procs");
+    fs::write(job.join("step_0/cgroup.procs"), "78\n79\n").expect("procs");
+    fs::write(job.join("cpu.stat"), "usage_usec 1000000\nuser_usec 1\n").expect("cpu");
+    fs::write(job.join("memory.stat"), "anon 40960\nfile_mapped 4096\n").expect("mem");
+    let mut jobs = ProcJobs::new(proc.0.path().to_owned(), Some(cg2)).with_period(Duration::ZERO);
+    let gpus = [gpu(0, 50.0, &[(77, Some(100)), (79, Some(100))])];
+    let slurm_job = |found: Vec<Job>| {
+        found
+            .into_iter()
+            .find(|j| j.kind == JobKind::Slurm)
+            .expect("the Slurm job")
+    };
+    let first = slurm_job(jobs.sample(&gpus));
+    assert_eq!(first.workers, Some(1), "{first:#?}");
+    assert_eq!(first.rss_bytes, Some(Bytes(45_056)), "anon + file_mapped");
+    assert!(first.memory_from_cgroup);
+    assert_eq!(first.cpu_pct, None, "one reading");
+    assert!(!first.cpu_from_cgroup, "no figure yet");
+    std::thread::sleep(Duration::from_millis(20));
+    fs::write(job.join("cpu.stat"), "usage_usec 1010000\n").expect("cpu");
+    let second = slurm_job(jobs.sample(&gpus));
+    assert!(second.cpu_from_cgroup);
+    let cpu = second.cpu_pct.expect("a rate").0;
+    assert!(
+        cpu > 0.0 && cpu <= 10_000.0 / 20.0 * 1.0,
+        "10 ms of CPU in over 20 ms: {cpu}%"
+    );
+    // The cgroup made again: its counter starts over, and is no rate.
+    fs::write(job.join("cpu.stat"), "usage_usec 5\n").expect("cpu");
+    let third = slurm_job(jobs.sample(&gpus));
+    assert_eq!(third.cpu_pct, None, "{third:#?}");
+    assert!(!third.cpu_from_cgroup);
+}
+
+#[test]
+fn a_kernel_without_per_task_io_files_keeps_the_processes() {
+    let proc = FakeProc::new();
+    let session = "0::/user.slice/user-1000.slice/session-1.scope\n";
+    proc.process(20, "torchrun", 1, 5, session);
+    proc.process(21, "python", 20, 7, session);
+    for pid in [20, 21] {
+        fs::remove_file(proc.0.path().join(format!("{pid}/io"))).expect("rm io");
+    }
+    let mut jobs = proc.jobs();
+    let gpus = [gpu(0, 40.0, &[(21, Some(300))])];
+    for _ in 0..2 {
+        let found = jobs.sample(&gpus);
+        let job = &found[0];
+        assert_eq!(job.workers, Some(1), "{job:#?}");
+        assert!(job.rss_bytes.is_some(), "still read: {job:#?}");
+        assert_eq!(job.io, None);
+    }
+}

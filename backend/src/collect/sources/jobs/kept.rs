@@ -17,7 +17,7 @@ pub const KEPT_PROCESSES: usize = 256;
 /// The processes kept here: [`KEPT_PROCESSES`], or fewer where the descriptor limit is low, so
 /// the kept files take at most a quarter of it (128 processes under the 1,024 a service gets by
 /// default), leaving the rest to sockets and the GPU and disk files.
-fn cap() -> usize {
+pub fn cap() -> usize {
     let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
         .unwrap_or(u64::MAX);
@@ -101,17 +101,27 @@ impl Kept {
         );
     }
 
-    /// `pid`'s I/O counters: through its kept file, else by opening it.
+    /// `pid`'s I/O counters: through its kept file, else by opening it. A kept process that is
+    /// gone has its files dropped, so its pid is opened afresh next time.
     pub fn io(&mut self, pid: u32) -> Result<IoBytes, Unread> {
-        match self.files.get(&pid) {
+        let read = match self.files.get(&pid) {
             Some(f) => match &f.io {
                 Ok(file) => read_generated_bytes(file, &mut self.buf)
                     .map_err(|e| unread(&e))
                     .and_then(parse_io),
                 Err(e) => Err(*e),
             },
-            None => Proc::open(&self.root, pid)?.io(),
+            None => return Proc::open(&self.root, pid)?.io(),
+        };
+        if read == Err(Unread::Gone) {
+            self.files.remove(&pid);
         }
+        read
+    }
+
+    /// The start time of the process whose files are kept for `pid`, without reading them.
+    pub fn start_of(&self, pid: u32) -> Option<u64> {
+        self.files.get(&pid).map(|f| f.start_ticks)
     }
 
     /// Closes the files of every process `keep` does not name by (pid, start).

@@ -13,6 +13,7 @@
 //! rebuilt every tick from the frame's GPUs, so it never lags the GPU cards.
 
 pub mod cgroup;
+pub mod cgroup_counters;
 pub mod cgroup_io;
 pub mod job_map;
 pub mod kept;
@@ -20,6 +21,7 @@ pub mod procs;
 pub mod tree;
 
 use crate::collect::sources::system::parse_psi;
+use cgroup_counters::{Files, Mounts, OpenFiles};
 use cgroup_io::{DevNum, DeviceIo};
 use kept::Kept;
 use procs::{IoBytes, Proc, Stat, Unread};
@@ -29,6 +31,7 @@ use shared::{
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How often the jobs' processes are found and their counters read, unless the GPU process lists
@@ -68,13 +71,15 @@ struct Facts {
     /// by pid and start time: a top whose pid now names another process is not walked.
     root: (u32, u64),
     name: Option<String>,
+    /// Its cgroup's own counter files, for a job a cgroup names.
+    files: Option<Arc<Files>>,
 }
 
-/// A process's counters at its last measurement.
+/// A process's counters at its last measurement (those that were read).
 #[derive(Clone, Copy, Debug)]
 struct Counters {
     at: Instant,
-    cpu_ticks: u64,
+    cpu_ticks: Option<u64>,
     io: Option<IoBytes>,
 }
 
@@ -85,28 +90,35 @@ type Signature = Vec<(u32, u32)>;
 type JobKey = (JobKind, String, String);
 
 /// A job's processes as last looked up (pid and start time), and whether the look-up was whole.
-type Members = HashMap<JobKey, (Vec<(u32, u64)>, bool)>;
+type Members = HashMap<JobKey, (Instant, Vec<(u32, u64)>, bool)>;
 
 /// A process of a job: its pid and `stat`.
 type Member = (u32, Stat);
 
+/// A job's processes by pid and start time, and whether they are all there.
+type Found = (Vec<(u32, u64)>, bool);
+
 /// Jobs from this host's `/proc` and cgroup v2 hierarchy.
 pub struct ProcJobs {
     proc_root: PathBuf,
-    /// Where the cgroup v2 hierarchy is mounted; looked up at the first measurement (on the
+    /// Where the cgroup hierarchies are mounted; looked up at the first measurement (on the
     /// sampler's thread, not where the source is made).
-    cgroup2: Option<Option<PathBuf>>,
+    mounts: Option<Mounts>,
     facts: HashMap<(u32, u64), Facts>,
     counters: HashMap<(u32, u64), Counters>,
     last: Option<(Instant, Signature, Vec<Measured>)>,
     /// The processes of each job, and when they were looked up.
-    members: Option<(Instant, Members)>,
+    members: Option<Members>,
     /// Their `stat` and `io` files, kept open.
     kept: Kept,
     /// Where sysfs is (device names).
     sys_root: PathBuf,
     /// Each cgroup job's `io.stat` at its last measurement.
     cgroup_io: HashMap<JobKey, (Instant, BTreeMap<DevNum, DeviceIo>)>,
+    /// Each cgroup job's CPU time (microseconds) at its last measurement, and which file gave it.
+    cgroup_cpu: HashMap<JobKey, (Instant, u64, usize)>,
+    /// The jobs' cgroup files, kept open.
+    open: OpenFiles,
     /// Block device names by number, once found.
     dev_names: HashMap<DevNum, String>,
     /// dcgm-exporter's job-mapping folder (`--job-map-dir`), read at each measurement.
@@ -118,24 +130,29 @@ pub struct ProcJobs {
 }
 
 impl ProcJobs {
-    /// This host's: `/proc`, and the cgroup v2 hierarchy wherever it is mounted (found at the
+    /// This host's: `/proc`, and the cgroup hierarchies wherever they are mounted (found at the
     /// first measurement).
     pub fn system() -> Self {
         let mut jobs = Self::new(PathBuf::from("/proc"), None);
-        jobs.cgroup2 = None;
+        jobs.mounts = None;
         jobs
     }
 
-    /// The seam tests use: a `/proc` tree and a cgroup v2 mount point.
+    /// The seam tests use: a `/proc` tree and a cgroup v2 mount point (no v1 hierarchy).
     pub fn new(proc_root: PathBuf, cgroup2: Option<PathBuf>) -> Self {
         ProcJobs {
             kept: Kept::new(proc_root.clone()),
             sys_root: PathBuf::from("/sys"),
             cgroup_io: HashMap::new(),
+            cgroup_cpu: HashMap::new(),
+            open: OpenFiles::default(),
             dev_names: HashMap::new(),
             job_map: None,
             proc_root,
-            cgroup2: Some(cgroup2),
+            mounts: Some(Mounts {
+                v2: cgroup2,
+                ..Mounts::default()
+            }),
             facts: HashMap::new(),
             counters: HashMap::new(),
             last: None,
@@ -168,14 +185,12 @@ impl ProcJobs {
     /// Finds the jobs and reads their processes' counters.
     fn measure(&mut self, gpus: &[Gpu], lists_changed: bool) -> Vec<Measured> {
         let now = Instant::now();
-        if self.cgroup2.is_none() {
-            self.cgroup2 = Some(cgroup2_mount(Path::new("/proc/self/mounts")));
+        if self.mounts.is_none() {
+            let text = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+            self.mounts = Some(Mounts::parse(&text));
         }
-        let known = self
-            .members
-            .take()
-            .filter(|(at, _)| !lists_changed && at.elapsed() < MEMBERS_PERIOD);
-        let mut looked_up = known.as_ref().map_or(now, |(at, _)| *at);
+        // Each job's processes as last looked up, while under [`MEMBERS_PERIOD`] old.
+        let known = self.members.take().filter(|_| !lists_changed);
         let mut members_now: Members = HashMap::new();
         let mut users: BTreeMap<u32, Option<String>> = BTreeMap::new();
         for p in gpus.iter().flat_map(|g| g.processes.iter().flatten()) {
@@ -187,10 +202,12 @@ impl ProcJobs {
         let mut groups: BTreeMap<JobKey, Group> = BTreeMap::new();
         let mut seen_facts = HashSet::new();
         for (&pid, user) in &users {
-            let Ok(stat) = self.kept.stat(pid) else {
-                continue;
+            // Read every measurement: a pid NVML lists for a new process is never the old job.
+            let start = match self.kept.stat(pid) {
+                Ok(stat) => stat.start_ticks,
+                Err(_) => continue,
             };
-            let key = (pid, stat.start_ticks);
+            let key = (pid, start);
             seen_facts.insert(key);
             let mut facts = match self.facts.get(&key) {
                 Some(f) => f.clone(),
@@ -199,7 +216,8 @@ impl ProcJobs {
                     let Ok(proc) = Proc::open(&self.proc_root, pid) else {
                         continue;
                     };
-                    if proc.stat().map(|s| s.start_ticks) != Ok(stat.start_ticks) {
+                    let Ok(stat) = proc.stat() else { continue };
+                    if stat.start_ticks != start {
                         continue;
                     }
                     let f = self.identify(pid, &proc, &stat);
@@ -247,47 +265,99 @@ impl ProcJobs {
         let mut seen_cgroups = HashSet::new();
         let mut measured = Vec::new();
         for (key, group) in groups {
-            let cached = known
+            let files = group.files.clone();
+            let cgroup_io = self.read_cgroup_io(&key, group.v2_dir.as_deref(), now);
+            // A cgroup job's CPU and memory from its cgroup where the files are there.
+            let cgroup_cpu = files.as_deref().and_then(|f| self.cgroup_cpu(&key, f, now));
+            let cgroup_memory = files
+                .as_deref()
+                .and_then(|f| f.memory_bytes(&mut self.open));
+            let need_stat = cgroup_cpu.is_none() || cgroup_memory.is_none();
+            // Where nothing is read per process (the cgroup has every counter), a process gone
+            // would go unnoticed: its cgroup's lists are read at every measurement (they are
+            // short, and a kept process is not read again).
+            let per_process = need_stat || cgroup_io.is_none();
+            let by_cgroup = files.as_deref().filter(|f| f.procs.is_some());
+            let known_here = known
                 .as_ref()
-                .and_then(|(_, m)| m.get(&key))
-                .and_then(|(pids, whole)| Some((self.reread(pids)?, *whole)));
-            let (members, whole) = match cached {
+                .and_then(|m| m.get(&key))
+                .filter(|(at, _, _)| at.elapsed() < MEMBERS_PERIOD)
+                .filter(|_| per_process || by_cgroup.is_none())
+                .cloned();
+            // Its processes: a cgroup job's are those of its cgroup, a process tree's those
+            // below its top; both kept between look-ups. `fresh` holds the `stat`s a look-up
+            // just read.
+            let mut fresh: HashMap<u32, Stat> = HashMap::new();
+            let (looked_up, pids, whole) = match known_here {
                 Some(found) => found,
                 None => {
-                    looked_up = now;
-                    self.members(&group, &mut claimed)
+                    let listed = by_cgroup.and_then(|f| {
+                        self.cgroup_members(f, &group.gpu_pids, &claimed, per_process, &mut fresh)
+                    });
+                    match listed {
+                        Some((pids, whole)) => (now, pids, whole),
+                        None => {
+                            let (members, whole) = self.members(&group, &mut claimed);
+                            let pids = members.iter().map(|(p, s)| (*p, s.start_ticks)).collect();
+                            fresh.extend(members);
+                            (now, pids, whole)
+                        }
+                    }
                 }
             };
-            claimed.extend(members.iter().map(|(pid, _)| *pid));
-            members_now.insert(
-                key.clone(),
-                (
-                    members
-                        .iter()
-                        .map(|(pid, s)| (*pid, s.start_ticks))
-                        .collect(),
-                    whole,
-                ),
-            );
-            let cgroup_io = self.read_cgroup_io(&key, group.v2_dir.as_deref(), now);
+            claimed.extend(pids.iter().map(|(pid, _)| *pid));
             seen_cgroups.insert(key.clone());
-            let (kind, id, _) = key;
             let mut totals = Totals::default();
-            for (pid, stat) in &members {
-                let key = (*pid, stat.start_ticks);
+            let mut alive = Vec::with_capacity(pids.len());
+            for &(pid, start) in &pids {
+                let key = (pid, start);
+                let prev = self.counters.get(&key).copied();
+                let stat = if need_stat {
+                    let read = match fresh.remove(&pid) {
+                        Some(s) => Ok(s),
+                        None => self.kept.stat(pid),
+                    };
+                    match read {
+                        Ok(s) if s.start_ticks == start => Some(s),
+                        _ => continue,
+                    }
+                } else {
+                    None
+                };
+                let mut io = cgroup_io.is_none().then(|| self.kept.io(pid));
+                if io == Some(Err(Unread::Gone)) {
+                    // Gone, or a kernel without per-task I/O accounting (no `io` file at all):
+                    // its `stat` tells.
+                    match self.kept.stat(pid) {
+                        Ok(s) if s.start_ticks == start => io = None,
+                        _ => continue,
+                    }
+                }
+                alive.push(key);
                 seen_counters.insert(key);
-                let io = self.kept.io(*pid);
-                totals.add(self.counters.get(&key), stat, io, now, self.ticks_per_sec);
+                if let Some(stat) = &stat {
+                    totals.add_stat(prev.as_ref(), stat, now, self.ticks_per_sec);
+                }
+                if let Some(io) = io {
+                    totals.add_io(prev.as_ref(), io, now);
+                }
                 self.counters.insert(
                     key,
                     Counters {
                         at: now,
-                        cpu_ticks: stat.cpu_ticks,
-                        io: io.ok(),
+                        cpu_ticks: stat.as_ref().map(|s| s.cpu_ticks),
+                        io: io.and_then(Result::ok),
                     },
                 );
             }
-            let workers = members
+            let gone = alive.len() < pids.len();
+            // A process gone since the look-up: its job's processes are looked up again at the
+            // next measurement (a DataLoader's workers are re-created each epoch).
+            if !gone {
+                members_now.insert(key.clone(), (looked_up, pids.clone(), whole));
+            }
+            let (kind, id, _) = key;
+            let workers = alive
                 .iter()
                 .filter(|(pid, _)| !group.gpu_pids.contains(pid))
                 .count();
@@ -296,7 +366,13 @@ impl ProcJobs {
                 Some(io) => (Some(io), None),
                 None => totals.io(),
             };
-            let psi = |file: &str| self.psi(group.v2_dir.as_deref(), file);
+            let rss_bytes = match cgroup_memory {
+                Some(bytes) => Some(Bytes(bytes)),
+                None => (totals.stats > 0)
+                    .then(|| Bytes(totals.rss_pages.saturating_mul(self.page_size))),
+            };
+            let psi_io = self.psi(group.v2_dir.as_deref(), "io.pressure");
+            let psi_memory = self.psi(group.v2_dir.as_deref(), "memory.pressure");
             measured.push(Measured {
                 job: Job {
                     kind,
@@ -310,52 +386,99 @@ impl ProcJobs {
                     gpu_pids: group.gpu_pids.iter().copied().collect(),
                     // Unknown when some process's children could not be read, or the cap hit.
                     workers: whole.then(|| u32::try_from(workers).unwrap_or(u32::MAX)),
-                    rss_bytes: (!members.is_empty())
-                        .then(|| Bytes(totals.rss_pages.saturating_mul(self.page_size))),
-                    cpu_pct: totals.cpu_pct(),
+                    rss_bytes,
+                    cpu_pct: match cgroup_cpu {
+                        Some(cpu) => cpu,
+                        None => totals.cpu_pct(),
+                    },
+                    cpu_from_cgroup: matches!(cgroup_cpu, Some(Some(_))),
+                    memory_from_cgroup: cgroup_memory.is_some(),
                     io,
                     io_absent,
-                    psi_io: psi("io.pressure"),
-                    psi_memory: psi("memory.pressure"),
+                    psi_io,
+                    psi_memory,
                 },
                 gpu_pids: group.gpu_pids,
             });
         }
         self.counters.retain(|k, _| seen_counters.contains(k));
         self.cgroup_io.retain(|k, _| seen_cgroups.contains(k));
+        self.cgroup_cpu.retain(|k, _| seen_cgroups.contains(k));
         self.kept.retain(|pid, start| {
             seen_counters.contains(&(pid, start)) || seen_facts.contains(&(pid, start))
         });
-        self.members = Some((looked_up, members_now));
+        self.members = Some(members_now);
+        self.open.sweep();
         measured
     }
 
-    /// The processes found at the last look-up, read again through their kept files, if every
-    /// one still runs as the same process; `None` (look them up again) when one has exited or
-    /// its pid names another process, as when a DataLoader's workers are re-created for an epoch.
-    fn reread(&mut self, pids: &[(u32, u64)]) -> Option<Vec<Member>> {
-        pids.iter()
-            .map(|&(pid, start)| {
-                let stat = self
-                    .kept
-                    .stat(pid)
-                    .ok()
-                    .filter(|s| s.start_ticks == start)?;
-                Some((pid, stat))
-            })
-            .collect()
+    /// A cgroup job's processes: those its cgroup's folders list, by pid and start time, and
+    /// whether that is all of them; `None` when its folder cannot be read. Another job's GPU
+    /// process (in a cgroup nested in this one) is not this job's. A process whose files are kept
+    /// is known by them (its start time is theirs: a kept file fails once its process is gone);
+    /// another is read, its `stat` left in `fresh`, and its files kept only when `per_process`
+    /// (its counters are read every measurement).
+    fn cgroup_members(
+        &mut self,
+        files: &Files,
+        own: &BTreeSet<u32>,
+        claimed: &HashSet<u32>,
+        per_process: bool,
+        fresh: &mut HashMap<u32, Stat>,
+    ) -> Option<Found> {
+        let (pids, mut whole) = files.processes(MAX_MEMBERS)?;
+        let mut out = Vec::with_capacity(pids.len());
+        for pid in pids {
+            if claimed.contains(&pid) && !own.contains(&pid) {
+                continue;
+            }
+            if let Some(start) = self.kept.start_of(pid) {
+                out.push((pid, start));
+                continue;
+            }
+            let read = if per_process {
+                self.kept.stat(pid)
+            } else {
+                Proc::open(&self.proc_root, pid).and_then(|p| p.stat())
+            };
+            match read {
+                Ok(stat) => {
+                    out.push((pid, stat.start_ticks));
+                    fresh.insert(pid, stat);
+                }
+                // Exited since the list was read.
+                Err(Unread::Gone) => {}
+                // Hidden from this vramio (`hidepid`): there, but not read.
+                Err(Unread::Denied) => whole = false,
+            }
+        }
+        Some((out, whole))
+    }
+
+    /// A cgroup job's CPU, in % of one core since its last reading: `None` when its cgroup has
+    /// no CPU time to read, `Some(None)` at its first reading, and when the counter went down
+    /// (the cgroup was made again) or another file gave it.
+    fn cgroup_cpu(&mut self, key: &JobKey, files: &Files, now: Instant) -> Option<Option<Percent>> {
+        let (usec, source) = files.cpu_usec(&mut self.open)?;
+        let prev = self.cgroup_cpu.insert(key.clone(), (now, usec, source));
+        Some(prev.and_then(|(then, before, was)| {
+            let secs = now.saturating_duration_since(then).as_secs_f64();
+            (secs > 0.0 && was == source && usec >= before)
+                .then(|| Percent((usec - before) as f64 / 1e6 / secs * 100.0))
+        }))
     }
 
     /// The job of a GPU process: its cgroup's, or its process tree's. Its name is `comm` (never
     /// the command line, which may hold secrets and whose read can block on the process's
     /// memory map).
     fn identify(&self, pid: u32, proc: &Proc, stat: &Stat) -> Facts {
-        let found = proc
-            .cgroup_text()
-            .ok()
-            .and_then(|text| cgroup::identify(&text));
-        if let Some(found) = found {
+        let text = proc.cgroup_text().ok();
+        let found = text.as_deref().and_then(cgroup::identify);
+        if let (Some(found), Some(text)) = (found, &text) {
+            let mounts = self.mounts.clone().unwrap_or_default();
+            let files = Files::find(&mounts, text, &found);
             return Facts {
+                files: Some(Arc::new(files)),
                 kind: found.kind,
                 id: found.id,
                 place: found.dir,
@@ -395,6 +518,7 @@ impl ProcJobs {
             v2_dir: None,
             root: (top.0, top.1),
             name: tree::display_name(&top.2),
+            files: None,
         }
     }
 
@@ -452,13 +576,13 @@ impl ProcJobs {
         now: Instant,
     ) -> Option<JobIo> {
         let path = self
-            .cgroup2
+            .mounts
             .as_ref()?
+            .v2
             .as_ref()?
             .join(v2_dir?.trim_start_matches('/'))
             .join("io.stat");
-        let text = std::fs::read_to_string(path).ok()?;
-        let current = cgroup_io::parse_io_stat(&text);
+        let current = cgroup_io::parse_io_stat(self.open.read(&path)?);
         let prev = self.cgroup_io.insert(key.clone(), (now, current.clone()));
         let mut io = JobIo {
             counter: IoCounter::CgroupIoStat,
@@ -520,14 +644,15 @@ impl ProcJobs {
     }
 
     /// One pressure file of the job's cgroup, where the kernel has it.
-    fn psi(&self, v2_dir: Option<&str>, file: &str) -> Option<JobPsi> {
+    fn psi(&mut self, v2_dir: Option<&str>, file: &str) -> Option<JobPsi> {
         let path = self
-            .cgroup2
+            .mounts
             .as_ref()?
+            .v2
             .as_ref()?
             .join(v2_dir?.trim_start_matches('/'))
             .join(file);
-        let psi = parse_psi(&std::fs::read_to_string(path).ok()?)?;
+        let psi = parse_psi(self.open.read(&path)?)?;
         Some(JobPsi {
             some_avg10: psi.some_avg10,
             full_avg10: psi.full_avg10,
@@ -552,6 +677,11 @@ impl JobSource for ProcJobs {
             self.facts.clear();
             self.counters.clear();
             self.kept.retain(|_, _| false);
+            self.members = None;
+            self.cgroup_io.clear();
+            self.cgroup_cpu.clear();
+            self.open.sweep();
+            self.open.sweep();
             return Vec::new();
         }
         let same_lists = self.last.as_ref().is_some_and(|(_, s, _)| *s == signature);
@@ -577,11 +707,13 @@ struct Group {
     user: Option<String>,
     name: Option<String>,
     v2_dir: Option<String>,
+    files: Option<Arc<Files>>,
 }
 
 impl Group {
     fn new(facts: &Facts) -> Self {
         Group {
+            files: facts.files.clone(),
             gpu_pids: BTreeSet::new(),
             roots: BTreeSet::new(),
             steps: BTreeSet::new(),
@@ -595,6 +727,8 @@ impl Group {
 /// Sums over a job's processes.
 #[derive(Default)]
 struct Totals {
+    /// Processes whose `stat` was read, and their resident pages.
+    stats: u32,
     rss_pages: u64,
     /// CPU seconds over wall seconds, summed over processes read twice.
     cpu: Option<f64>,
@@ -604,28 +738,35 @@ struct Totals {
     io_denied: u32,
 }
 
+/// Seconds from `prev`'s reading to `now`, when positive.
+fn since(prev: Option<&Counters>, now: Instant) -> Option<(f64, &Counters)> {
+    let prev = prev?;
+    let secs = now.saturating_duration_since(prev.at).as_secs_f64();
+    (secs > 0.0).then_some((secs, prev))
+}
+
 impl Totals {
-    fn add(
-        &mut self,
-        prev: Option<&Counters>,
-        stat: &Stat,
-        io: Result<IoBytes, Unread>,
-        now: Instant,
-        ticks_per_sec: u64,
-    ) {
+    fn add_stat(&mut self, prev: Option<&Counters>, stat: &Stat, now: Instant, ticks_per_sec: u64) {
+        self.stats += 1;
         self.rss_pages = self.rss_pages.saturating_add(stat.rss_pages);
+        let Some((secs, prev)) = since(prev, now) else {
+            return;
+        };
+        if let Some(before) = prev.cpu_ticks {
+            let ticks = stat.cpu_ticks.saturating_sub(before) as f64;
+            *self.cpu.get_or_insert(0.0) += ticks / ticks_per_sec as f64 / secs;
+        }
+    }
+
+    fn add_io(&mut self, prev: Option<&Counters>, io: Result<IoBytes, Unread>, now: Instant) {
         match io {
             Ok(_) => self.io_read += 1,
             Err(Unread::Denied) => self.io_denied += 1,
             Err(Unread::Gone) => {}
         }
-        let Some(prev) = prev else { return };
-        let secs = now.saturating_duration_since(prev.at).as_secs_f64();
-        if secs <= 0.0 {
+        let Some((secs, prev)) = since(prev, now) else {
             return;
-        }
-        let ticks = stat.cpu_ticks.saturating_sub(prev.cpu_ticks) as f64;
-        *self.cpu.get_or_insert(0.0) += ticks / ticks_per_sec as f64 / secs;
+        };
         if let (Ok(cur), Some(old)) = (io, prev.io) {
             *self.read_rate.get_or_insert(0.0) += cur.read.saturating_sub(old.read) as f64 / secs;
             *self.write_rate.get_or_insert(0.0) +=
