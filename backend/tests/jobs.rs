@@ -302,7 +302,10 @@ fn a_cgroup_job_is_counted_by_its_cgroup() {
         Command::new("sh")
             .args([
                 "-c",
-                "read go; sleep 600 & (while :; do :; done) & echo started; wait",
+                // 32 MiB written by a worker born in the cgroup: charged to it (memory a process
+                // had before it was moved in stays charged where it was).
+                "read go; python3 -c 'import time; b = b\"x\" * (32 << 20); time.sleep(600)' & \
+                 (while :; do :; done) & echo started; wait",
             ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -330,7 +333,15 @@ fn a_cgroup_job_is_counted_by_its_cgroup() {
     let gpus = [gpu(0, rank.0.id(), 1_000)];
     let first = jobs.sample(&gpus);
     std::thread::sleep(Duration::from_millis(1500));
-    let found = jobs.sample(&gpus);
+    let mut found = jobs.sample(&gpus);
+    // Until the worker has written its 32 MiB (python starts in well under 10 s).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while found.first().and_then(|j| j.rss_bytes).map_or(0, |b| b.0) < 32 * MIB
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(200));
+        found = jobs.sample(&gpus);
+    }
     assert_eq!((first.len(), found.len()), (1, 1), "{found:#?}");
     let job_now = &found[0];
     assert_eq!(
@@ -348,8 +359,8 @@ fn a_cgroup_job_is_counted_by_its_cgroup() {
     assert!(cpu > 10.0, "the busy worker's CPU is the job's: {cpu}%");
     let rss = job_now.rss_bytes.expect("the cgroup's memory").0;
     assert!(
-        rss > 100 * 1024,
-        "three shells and a sleep have memory resident: {rss} B"
+        (32 * MIB..512 * MIB).contains(&rss),
+        "the worker's 32 MiB are the job's: {rss} B"
     );
 }
 
