@@ -7,8 +7,9 @@
 //! - Slurm jobs: each job born in its own `job_N/step_0` cgroup in the v2 hierarchy and in the v1
 //!   `memory` and `cpuacct` ones, as Slurm's cgroup plugins make them (needs root; skipped
 //!   otherwise);
-//! - process-tree jobs (no cgroup of their own), 8 workers per GPU process, and 2 (10 a job,
-//!   near the issue's "8 loader workers each" read per job);
+//!   with 8 workers per GPU process, and with 2 (10 a job, near the issue's "8 loader workers
+//!   each" read per job);
+//! - process-tree jobs (no cgroup of their own), 8 workers per GPU process, and 2;
 //! - without jobs (the same GPUs listing no process);
 //!
 //! each after the first call, which finds every process's job (printed apart: it is paid once
@@ -273,6 +274,12 @@ fn main() {
         "Slurm jobs (own cgroups), 8 workers per GPU process",
         true,
         8,
+        secs,
+    );
+    row(
+        "Slurm jobs (own cgroups), 2 workers per GPU process",
+        true,
+        2,
         secs,
     );
     row("process trees, 8 workers per GPU process", false, 8, secs);

@@ -633,3 +633,51 @@ fn a_kept_process_is_read_through_its_files_until_it_exits() {
     assert_eq!(kept.len(), 0);
     assert_eq!(kept.io(pid), Err(Unread::Gone));
 }
+
+/// A GPU process held by pidfd is known without reading its `stat` until it exits; one `poll`
+/// then lets it go, and the next look-up reads afresh (whatever process the pid names then).
+#[test]
+fn a_held_process_is_known_by_its_pidfd_until_it_exits() {
+    use vramio::collect::sources::jobs::held::Held;
+    use vramio::collect::sources::jobs::procs::Unread;
+    let mut child = Command::new("sleep").arg("60").spawn().expect("sleep");
+    let pid = child.id();
+    let mut held = Held::new(true, 8);
+    let start = held.start(pid, || Ok(42)).expect("a live process");
+    assert_eq!(start, 42, "the read's start time");
+    assert_eq!(held.held(), 1);
+    held.sweep(|_| true);
+    assert_eq!(held.held(), 1, "still running");
+    assert_eq!(
+        held.start(pid, || panic!("a held process is not read")),
+        Ok(42)
+    );
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    held.sweep(|_| true);
+    assert_eq!(held.held(), 0, "it exited: let go");
+    assert_eq!(
+        held.start(pid, || Ok(7)),
+        Err(Unread::Gone),
+        "no such pid now"
+    );
+    // A process not listed any more is let go too; past the cap, the read decides each time.
+    let mut full = Held::new(true, 1);
+    let me = std::process::id();
+    assert_eq!(full.start(me, || Ok(1)), Ok(1));
+    let mut other = Command::new("sleep").arg("60").spawn().expect("sleep");
+    assert_eq!(full.start(other.id(), || Ok(2)), Ok(2));
+    assert_eq!(
+        full.start(other.id(), || Ok(3)),
+        Ok(3),
+        "not held: read again"
+    );
+    full.sweep(|pid| pid != me);
+    assert_eq!(full.held(), 0);
+    // Off (a fake /proc): nothing held.
+    let mut off = Held::new(false, 8);
+    assert_eq!(off.start(me, || Ok(5)), Ok(5));
+    assert_eq!(off.held(), 0);
+    other.kill().expect("kill");
+    other.wait().expect("wait");
+}

@@ -199,6 +199,29 @@ pub struct JobPsi {
 }
 
 impl Job {
+    /// A job of `kind` and `id` whose GPU processes are `gpu_pids`, with nothing else known yet:
+    /// no GPUs, figures or owner (each filled in as it is measured).
+    pub fn new(kind: JobKind, id: impl Into<String>, gpu_pids: Vec<u32>) -> Self {
+        Job {
+            kind,
+            id: id.into(),
+            step: None,
+            name: None,
+            user: None,
+            gpus: Vec::new(),
+            gpu_pids,
+            workers: None,
+            rss_bytes: None,
+            cpu_pct: None,
+            cpu_from_cgroup: false,
+            memory_from_cgroup: false,
+            io: None,
+            io_absent: None,
+            psi_io: None,
+            psi_memory: None,
+        }
+    }
+
     /// How a person names the job: `slurm 4412.0`, `pod 9f1c…`, `process 2211 (python train.py)`.
     pub fn label(&self) -> String {
         let mut s = self.id_label();
@@ -340,22 +363,8 @@ mod tests {
 
     fn job(kind: JobKind, id: &str, step: Option<&str>) -> Job {
         Job {
-            kind,
-            id: id.into(),
             step: step.map(Into::into),
-            name: None,
-            user: None,
-            gpus: Vec::new(),
-            gpu_pids: Vec::new(),
-            workers: None,
-            rss_bytes: None,
-            cpu_pct: None,
-            cpu_from_cgroup: false,
-            memory_from_cgroup: false,
-            io: None,
-            io_absent: None,
-            psi_io: None,
-            psi_memory: None,
+            ..Job::new(kind, id, Vec::new())
         }
     }
 

@@ -87,24 +87,14 @@ fn a_frame_loses_its_users_and_the_user_parts_of_job_and_process_names() {
         mig: None,
     }]);
     frame.gpus.push(gpu);
+    // A job of two owners has no user of its own: its processes' users are hidden all the same.
     frame.jobs.push(crate::Job {
-        kind: crate::JobKind::Unit,
-        id: "jupyter-ana-singleuser.service".into(),
-        step: None,
         name: Some("ana-train".into()),
-        // A job of two owners has no user of its own: its processes' users are hidden all the same.
-        user: None,
-        gpus: Vec::new(),
-        gpu_pids: vec![7],
-        workers: None,
-        rss_bytes: None,
-        cpu_pct: None,
-        cpu_from_cgroup: false,
-        memory_from_cgroup: false,
-        io: None,
-        io_absent: None,
-        psi_io: None,
-        psi_memory: None,
+        ..crate::Job::new(
+            crate::JobKind::Unit,
+            "jupyter-ana-singleuser.service",
+            vec![7],
+        )
     });
     let h = Hider::new(frame.users().map(str::to_owned).collect::<Vec<_>>(), 1);
     frame.hide_users(&h);

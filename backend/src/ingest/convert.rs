@@ -102,22 +102,10 @@ fn process_jobs(gpus: &[Gpu]) -> Vec<Job> {
     let mut jobs: Vec<Job> = parts
         .into_iter()
         .map(|(pid, (name, gpus))| Job {
-            kind: JobKind::Process,
-            id: pid.to_string(),
-            step: None,
             name,
-            user: None,
             gpus,
-            gpu_pids: vec![pid],
-            workers: None,
-            rss_bytes: None,
-            cpu_pct: None,
-            cpu_from_cgroup: false,
-            memory_from_cgroup: false,
-            io: None,
             io_absent: Some(NO_JOB_IO.to_owned()),
-            psi_io: None,
-            psi_memory: None,
+            ..Job::new(JobKind::Process, pid.to_string(), vec![pid])
         })
         .collect();
     jobs.sort_by(|a, b| {

@@ -369,11 +369,6 @@ mod tests {
 
     fn job(utils: &[Option<f64>]) -> Job {
         Job {
-            kind: JobKind::Slurm,
-            id: "4412".into(),
-            step: None,
-            name: None,
-            user: None,
             gpus: utils
                 .iter()
                 .enumerate()
@@ -386,16 +381,7 @@ mod tests {
                     mig: None,
                 })
                 .collect(),
-            gpu_pids: vec![1],
-            workers: None,
-            rss_bytes: None,
-            cpu_pct: None,
-            cpu_from_cgroup: false,
-            memory_from_cgroup: false,
-            io: None,
-            io_absent: None,
-            psi_io: None,
-            psi_memory: None,
+            ..Job::new(JobKind::Slurm, "4412", vec![1])
         }
     }
 

@@ -13,8 +13,6 @@ use crate::units::{Bytes, BytesPerSec, Percent};
 /// A Slurm job `id` on GPU `gpu` reading and writing the given MiB/s (`None`: not measured).
 fn job(id: &str, gpu: u32, io: Option<(f64, f64)>) -> Job {
     Job {
-        kind: JobKind::Slurm,
-        id: id.to_owned(),
         step: Some("0".to_owned()),
         name: Some("python".to_owned()),
         user: Some("ana".to_owned()),
@@ -26,12 +24,6 @@ fn job(id: &str, gpu: u32, io: Option<(f64, f64)>) -> Job {
             utilization_pct: None,
             mig: None,
         }],
-        gpu_pids: vec![1000 + gpu],
-        workers: None,
-        rss_bytes: None,
-        cpu_pct: None,
-        cpu_from_cgroup: false,
-        memory_from_cgroup: false,
         io: io.map(|(r, w)| JobIo {
             counter: IoCounter::ProcIo,
             read_iops: None,
@@ -42,8 +34,7 @@ fn job(id: &str, gpu: u32, io: Option<(f64, f64)>) -> Job {
             unreadable: 0,
         }),
         io_absent: io.is_none().then(|| "needs root".to_owned()),
-        psi_io: None,
-        psi_memory: None,
+        ..Job::new(JobKind::Slurm, id, vec![1000 + gpu])
     }
 }
 

@@ -15,6 +15,7 @@
 pub mod cgroup;
 pub mod cgroup_counters;
 pub mod cgroup_io;
+pub mod held;
 pub mod job_map;
 pub mod kept;
 pub mod procs;
@@ -23,6 +24,7 @@ pub mod tree;
 use crate::collect::sources::system::parse_psi;
 use cgroup_counters::{Files, Mounts, OpenFiles};
 use cgroup_io::{DevNum, DeviceIo};
+use held::Held;
 use kept::Kept;
 use procs::{IoBytes, Proc, Stat, Unread};
 use shared::{
@@ -111,6 +113,9 @@ pub struct ProcJobs {
     members: Option<Members>,
     /// Their `stat` and `io` files, kept open.
     kept: Kept,
+    /// The GPU processes, held by pidfd: a pid still naming the process identified is known
+    /// without reading its `stat` again.
+    held: Held,
     /// Where sysfs is (device names).
     sys_root: PathBuf,
     /// Each cgroup job's `io.stat` at its last measurement.
@@ -142,6 +147,8 @@ impl ProcJobs {
     pub fn new(proc_root: PathBuf, cgroup2: Option<PathBuf>) -> Self {
         ProcJobs {
             kept: Kept::new(proc_root.clone()),
+            // A test's fake `/proc` has pids no process has: pidfds only on the real one.
+            held: Held::new(proc_root == Path::new("/proc"), kept::cap() / 2),
             sys_root: PathBuf::from("/sys"),
             cgroup_io: HashMap::new(),
             cgroup_cpu: HashMap::new(),
@@ -201,10 +208,16 @@ impl ProcJobs {
         let map = self.job_map.as_deref().map(job_map::read);
         let mut groups: BTreeMap<JobKey, Group> = BTreeMap::new();
         let mut seen_facts = HashSet::new();
+        // Checked every measurement, so a pid NVML lists for a new process is never the old
+        // job: by the held pidfds (one `poll`), else by reading its `stat`.
+        self.held.sweep(|pid| users.contains_key(&pid));
         for (&pid, user) in &users {
-            // Read every measurement: a pid NVML lists for a new process is never the old job.
-            let start = match self.kept.stat(pid) {
-                Ok(stat) => stat.start_ticks,
+            let kept = &mut self.kept;
+            let start = match self
+                .held
+                .start(pid, || kept.stat(pid).map(|s| s.start_ticks))
+            {
+                Ok(start) => start,
                 Err(_) => continue,
             };
             let key = (pid, start);
@@ -677,6 +690,7 @@ impl JobSource for ProcJobs {
             self.facts.clear();
             self.counters.clear();
             self.kept.retain(|_, _| false);
+            self.held.sweep(|_| false);
             self.members = None;
             self.cgroup_io.clear();
             self.cgroup_cpu.clear();
