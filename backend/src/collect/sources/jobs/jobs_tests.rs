@@ -2,6 +2,7 @@
 //! GPU part, sorting), and its pure helpers. Real processes and real cgroups are in
 //! `backend/tests/jobs.rs`.
 
+use super::gpu_part::job_gpus;
 use super::*;
 use shared::{GpuMemory, GpuProcess, GpuState};
 use std::fs;

@@ -15,26 +15,30 @@
 pub mod cgroup;
 pub mod cgroup_counters;
 pub mod cgroup_io;
+mod gpu_part;
 pub mod held;
 pub mod job_map;
 pub mod kept;
 pub mod procs;
+mod totals;
 pub mod tree;
 
 use crate::collect::sources::system::parse_psi;
 use cgroup_counters::{Files, Mounts, OpenFiles};
 use cgroup_io::{DevNum, DeviceIo};
+pub use gpu_part::job_gpu;
+use gpu_part::with_gpus;
 use held::Held;
 use kept::Kept;
 use procs::{IoBytes, Proc, Stat, Unread};
 use shared::{
-    Bytes, BytesPerSec, Gpu, GpuProcess, IoCounter, Job, JobDeviceIo, JobGpu, JobIo, JobKind,
-    JobPsi, MigSlot, Percent, Presence,
+    Bytes, BytesPerSec, Gpu, IoCounter, Job, JobDeviceIo, JobIo, JobKind, JobPsi, Percent, Presence,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use totals::Totals;
 
 /// How often the jobs' processes are found and their counters read, unless the GPU process lists
 /// change sooner. A job's I/O rate over a few seconds serves the diagnosis as well as a
@@ -736,171 +740,6 @@ impl Group {
             v2_dir: facts.v2_dir.clone(),
         }
     }
-}
-
-/// Sums over a job's processes.
-#[derive(Default)]
-struct Totals {
-    /// Processes whose `stat` was read, and their resident pages.
-    stats: u32,
-    rss_pages: u64,
-    /// CPU seconds over wall seconds, summed over processes read twice.
-    cpu: Option<f64>,
-    read_rate: Option<f64>,
-    write_rate: Option<f64>,
-    io_read: u32,
-    io_denied: u32,
-}
-
-/// Seconds from `prev`'s reading to `now`, when positive.
-fn since(prev: Option<&Counters>, now: Instant) -> Option<(f64, &Counters)> {
-    let prev = prev?;
-    let secs = now.saturating_duration_since(prev.at).as_secs_f64();
-    (secs > 0.0).then_some((secs, prev))
-}
-
-impl Totals {
-    fn add_stat(&mut self, prev: Option<&Counters>, stat: &Stat, now: Instant, ticks_per_sec: u64) {
-        self.stats += 1;
-        self.rss_pages = self.rss_pages.saturating_add(stat.rss_pages);
-        let Some((secs, prev)) = since(prev, now) else {
-            return;
-        };
-        if let Some(before) = prev.cpu_ticks {
-            let ticks = stat.cpu_ticks.saturating_sub(before) as f64;
-            *self.cpu.get_or_insert(0.0) += ticks / ticks_per_sec as f64 / secs;
-        }
-    }
-
-    fn add_io(&mut self, prev: Option<&Counters>, io: Result<IoBytes, Unread>, now: Instant) {
-        match io {
-            Ok(_) => self.io_read += 1,
-            Err(Unread::Denied) => self.io_denied += 1,
-            Err(Unread::Gone) => {}
-        }
-        let Some((secs, prev)) = since(prev, now) else {
-            return;
-        };
-        if let (Ok(cur), Some(old)) = (io, prev.io) {
-            *self.read_rate.get_or_insert(0.0) += cur.read.saturating_sub(old.read) as f64 / secs;
-            *self.write_rate.get_or_insert(0.0) +=
-                cur.write.saturating_sub(old.write) as f64 / secs;
-        }
-    }
-
-    fn cpu_pct(&self) -> Option<Percent> {
-        self.cpu.map(|c| Percent(c * 100.0))
-    }
-
-    /// The job's I/O, or why there is none.
-    fn io(&self) -> (Option<JobIo>, Option<String>) {
-        if self.io_read == 0 {
-            let why = (self.io_denied > 0).then(|| IO_NEEDS_ROOT.to_owned());
-            return (None, why);
-        }
-        let io = JobIo {
-            counter: IoCounter::ProcIo,
-            read_iops: None,
-            write_iops: None,
-            devices: Vec::new(),
-            read_bytes_per_sec: self.read_rate.map(BytesPerSec),
-            write_bytes_per_sec: self.write_rate.map(BytesPerSec),
-            unreadable: self.io_denied,
-        };
-        (Some(io), None)
-    }
-}
-
-/// The jobs with this tick's GPU part, biggest GPU memory first (unknown last).
-fn with_gpus(measured: &[Measured], gpus: &[Gpu]) -> Vec<Job> {
-    let mut jobs: Vec<Job> = measured
-        .iter()
-        .map(|m| {
-            let mut job = m.job.clone();
-            job.gpus = gpus.iter().flat_map(|g| job_gpus(g, &m.gpu_pids)).collect();
-            job
-        })
-        .collect();
-    jobs.sort_by(|a, b| {
-        b.gpu_memory()
-            .map(|b| b.0)
-            .cmp(&a.gpu_memory().map(|b| b.0))
-            .then_with(|| (a.kind, &a.id).cmp(&(b.kind, &b.id)))
-    });
-    jobs
-}
-
-/// The job's parts of one GPU: one for its processes there, or, on a GPU in MIG mode, one per
-/// MIG instance they run on (each instance is a memory pool of its own: docs/jobs.md#mig).
-fn job_gpus(gpu: &Gpu, pids: &BTreeSet<u32>) -> Vec<JobGpu> {
-    let all = gpu.processes.as_deref().unwrap_or_default();
-    let mut slots: Vec<Option<MigSlot>> = all
-        .iter()
-        .filter(|p| pids.contains(&p.pid))
-        .map(|p| p.mig)
-        .collect();
-    slots.sort_unstable();
-    slots.dedup();
-    slots
-        .into_iter()
-        .filter_map(|slot| {
-            let on: Vec<_> = all.iter().filter(|p| p.mig == slot).collect();
-            let mine: Vec<_> = on
-                .iter()
-                .copied()
-                .filter(|p| pids.contains(&p.pid))
-                .collect();
-            job_gpu(gpu, slot, &mine, mine.len() == on.len())
-        })
-        .collect()
-}
-
-/// The job's part of one GPU, or of one MIG instance of it (`slot`): its processes there
-/// (`mine`), and whether they are `alone` there (then the utilization is theirs).
-pub fn job_gpu(
-    gpu: &Gpu,
-    slot: Option<MigSlot>,
-    mine: &[&GpuProcess],
-    alone: bool,
-) -> Option<JobGpu> {
-    if mine.is_empty() {
-        return None;
-    }
-    let memory = mine
-        .iter()
-        .filter_map(|p| p.used_bytes)
-        .map(|b| b.0)
-        .reduce(u64::saturating_add)
-        .map(Bytes);
-    // On an instance, its own memory and utilization; an instance not (or no longer) laid out
-    // gives neither.
-    let (total, utilization) = match slot {
-        // Outside MIG mode, the GPU's. A process without its instance on a GPU in MIG mode has
-        // a pool of its own nobody named: neither figure.
-        None if gpu.mig.is_empty() => (
-            gpu.memory.as_ref().map(|m| m.total_bytes),
-            gpu.utilization_gpu_pct,
-        ),
-        None => (None, None),
-        Some(slot) => gpu
-            .mig
-            .iter()
-            .find(|i| i.slot == Some(slot))
-            .map_or((None, None), |i| {
-                (
-                    i.memory.as_ref().map(|m| m.total_bytes),
-                    i.utilization_gpu_pct,
-                )
-            }),
-    };
-    Some(JobGpu {
-        index: gpu.index,
-        uuid: gpu.uuid.clone(),
-        memory_used_bytes: memory,
-        memory_share_pct: memory.zip(total).and_then(|(m, t)| m.percent_of(t)),
-        utilization_pct: if alone { utilization } else { None },
-        mig: slot,
-    })
 }
 
 /// Where the cgroup v2 hierarchy is mounted (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified` on a
