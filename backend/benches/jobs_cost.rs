@@ -43,9 +43,9 @@ impl Drop for Trees {
             let _ = c.wait();
         }
         let _ = std::fs::remove_dir_all(&self.1);
-        // Deepest first; a killed process may take a moment to leave its cgroup.
+        // Deepest first; a killed process may take a moment to leave its cgroup (up to 5 s).
         for dir in self.2.iter().rev() {
-            for _ in 0..50 {
+            for _ in 0..250 {
                 if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
                     break;
                 }

@@ -90,7 +90,10 @@ fn main() {
     let (procfs_call, procfs_pct) = once_a_second(secs, || {
         read = pids
             .iter()
-            .filter(|&&p| kept.stat(p).is_ok() && kept.io(p).is_ok())
+            .filter(|&&p| {
+                kept.stat(p)
+                    .is_ok_and(|s| kept.io(p, s.start_ticks).is_ok())
+            })
             .count();
     });
     assert_eq!(read, PROCESSES, "procfs read every process");

@@ -626,12 +626,15 @@ fn a_kept_process_is_read_through_its_files_until_it_exits() {
     assert_eq!(first.comm, "sleep");
     assert_eq!(kept.len(), 1, "its files are kept");
     assert_eq!(kept.stat(pid).map(|s| s.start_ticks), Ok(first.start_ticks));
-    assert!(kept.io(pid).is_ok(), "root or the same user reads its io");
+    assert!(
+        kept.io(pid, first.start_ticks).is_ok(),
+        "root or the same user reads its io"
+    );
     child.kill().expect("kill");
     child.wait().expect("wait");
     assert_eq!(kept.stat(pid), Err(Unread::Gone));
     assert_eq!(kept.len(), 0);
-    assert_eq!(kept.io(pid), Err(Unread::Gone));
+    assert_eq!(kept.io(pid, first.start_ticks), Err(Unread::Gone));
 }
 
 /// A GPU process held by pidfd is known without reading its `stat` until it exits; one `poll`

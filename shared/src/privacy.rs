@@ -79,9 +79,14 @@ impl Hider {
             match (word_char(c), start) {
                 (true, None) => start = Some(i),
                 (false, Some(s)) => {
-                    if let Some(stand_in) = self.words.get(&text[s..i]) {
+                    // The word, or its tail past an escape that leads it (`\x2dana`,
+                    // `-2eana`): a name escaped after another's character is a name too.
+                    let s = [s, s + escape_len(&text[..s], &text[s..i])]
+                        .into_iter()
+                        .find(|&from| self.words.contains_key(&text[from..i]));
+                    if let Some(s) = s {
                         out.push_str(&text[done..s]);
-                        out.push_str(stand_in);
+                        out.push_str(&self.words[&text[s..i]]);
                         done = i;
                     }
                     start = None;
@@ -94,6 +99,37 @@ impl Hider {
             *text = out;
         }
     }
+}
+
+/// The length of the escape that leads `word` where `before` ends in its introducer: `x` and
+/// two hex digits after a `\\` (systemd), two hex digits after a `-` (escapism); 0 otherwise.
+fn escape_len(before: &str, word: &str) -> usize {
+    let hex2 = |w: &str| w.len() >= 2 && w.bytes().take(2).all(|b| b.is_ascii_hexdigit());
+    if before.ends_with('\\') && word.starts_with('x') && hex2(&word[1..]) {
+        3
+    } else if before.ends_with('-') && hex2(word) {
+        2
+    } else {
+        0
+    }
+}
+
+/// Whether the text before a match (`done` then `pending`) ends in a whole escape (`\\x2d`,
+/// `-2e`), which ends the word before it as a non-word character would.
+fn ends_in_escape(done: &str, pending: &str) -> bool {
+    let tail: String = done
+        .chars()
+        .chain(pending.chars())
+        .rev()
+        .take(4)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let b = tail.as_bytes();
+    let hex = |i: usize| b.get(i).is_some_and(u8::is_ascii_hexdigit);
+    (b.len() == 4 && b[0] == b'\\' && b[1] == b'x' && hex(2) && hex(3))
+        || (b.len() >= 3 && b[b.len() - 3] == b'-' && hex(b.len() - 2) && hex(b.len() - 1))
 }
 
 /// `name` as systemd escapes it in a unit name (`systemd-escape`): each byte other than an ASCII
@@ -142,7 +178,11 @@ fn replace_whole(text: &str, user: &str, stand_in: &str) -> String {
     let mut rest = text;
     let mut before: Option<char> = None;
     while let Some(at) = rest.find(user) {
-        let prev = rest[..at].chars().next_back().or(before);
+        let prev = if ends_in_escape(&out, &rest[..at]) {
+            None
+        } else {
+            rest[..at].chars().next_back().or(before)
+        };
         let after = rest[at + user.len()..].chars().next();
         if !prev.is_some_and(word_char) && !after.is_some_and(word_char) {
             out.push_str(&rest[..at]);

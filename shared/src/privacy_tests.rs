@@ -46,6 +46,18 @@ fn a_name_as_launchers_escape_it_is_hidden_too() {
         format!("jupyter-{dot} jupyter-{dash} user-runtime-dir@{dash}.service jupyter-{al}"),
         "JupyterHub's escapism and systemd's escaping"
     );
+    // A name right after an escape (another's `-` or `.` escaped) is a name too.
+    let (t, h) = hidden(
+        "user-runtime-dir@team\\x2dana.service jupyter-team-2dana jupyter-x-2ea.b x\\x2ea.b",
+        &["ana", "a.b"],
+    );
+    let (ana, ab) = (of(&h, "ana"), of(&h, "a.b"));
+    assert_eq!(
+        t,
+        format!(
+            "user-runtime-dir@team\\x2d{ana}.service jupyter-team-2d{ana} jupyter-x-2e{ab} x\\x2e{ab}"
+        ),
+    );
     assert_eq!(escapism("ana.smith", false), "ana-2esmith");
     assert_eq!(escapism("ana.smith", true), "ana-2Esmith");
     assert_eq!(

@@ -276,6 +276,12 @@ impl OpenFiles {
         self.kept_open = self.files.values().filter(|e| e.file.is_ok()).count();
     }
 
+    /// Closes every file (no job left to read).
+    pub fn clear(&mut self) {
+        self.files.clear();
+        self.kept_open = 0;
+    }
+
     /// Files kept open now.
     pub fn kept_open(&self) -> usize {
         self.kept_open

@@ -87,11 +87,11 @@ impl Held {
             Ok(fd) => fd,
             Err(Errno::SRCH) => return Err(Unread::Gone),
             // No pidfds here (ENOSYS, a seccomp EPERM): the `stat` read decides, every time.
-            Err(Errno::NOSYS | Errno::PERM | Errno::INVAL) => {
+            Err(Errno::NOSYS | Errno::PERM) => {
                 self.enabled = false;
                 return read();
             }
-            // Out of descriptors, for now.
+            // Not a process (EINVAL: a thread's id), or out of descriptors: read this once.
             Err(_) => return read(),
         };
         let start = read()?;

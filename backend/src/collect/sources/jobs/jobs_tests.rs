@@ -504,3 +504,70 @@ fn a_kernel_without_per_task_io_files_keeps_the_processes() {
         assert_eq!(job.io, None);
     }
 }
+
+/// A job summed from its processes' `io`: a worker that exited and was waited for is counted
+/// again in its parent's counters (the kernel adds it there), so what was last read of it is
+/// taken off; a process born since the last measurement counts whole; an older one seen for
+/// the first time counts nothing (its bytes are not this interval's).
+#[test]
+fn a_reaped_worker_is_not_counted_twice_and_a_newborn_counts_whole() {
+    let proc = FakeProc::new();
+    let root = proc.0.path();
+    let job_dir = "system.slice/slurmstepd.scope/job_6";
+    let cgroup = format!("0::/{job_dir}/step_0\n");
+    let cg = root.join("cgroup2");
+    let step = cg.join(job_dir).join("step_0");
+    fs::create_dir_all(&step).expect("mkdir");
+    fs::write(cg.join(job_dir).join("cgroup.procs"), "").expect("procs");
+    let io = |pid: u32, read: u64| {
+        fs::write(
+            root.join(pid.to_string()).join("io"),
+            format!("rchar: 0\nwchar: 0\nsyscr: 0\nsyscw: 0\nread_bytes: {read}\nwrite_bytes: 0\ncancelled_write_bytes: 0\n"),
+        )
+        .expect("io")
+    };
+    let uptime =
+        |secs: u64| fs::write(root.join("uptime"), format!("{secs}.00 1.00\n")).expect("uptime");
+    let tps = procfs::ticks_per_second();
+    proc.process(90, "python", 1, 10 * tps, &cgroup);
+    proc.process(91, "pt_data_worker", 90, 10 * tps + 1, &cgroup);
+    io(90, 1000);
+    io(91, 500);
+    fs::write(step.join("cgroup.procs"), "90\n91\n").expect("procs");
+    uptime(20);
+    let mut jobs = ProcJobs::new(root.to_owned(), Some(cg.clone())).with_period(Duration::ZERO);
+    let gpus = [gpu(0, 50.0, &[(90, Some(100))])];
+    let a = Instant::now();
+    let first = jobs.sample(&gpus);
+    let b = Instant::now();
+    assert_eq!(
+        first[0].io.as_ref().and_then(|i| i.read_bytes_per_sec),
+        None
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    // 91 exited and was waited for: 90 now counts its 500 B, its last 100 B and 50 B of its own.
+    fs::remove_dir_all(root.join("91")).expect("rm");
+    io(90, 1000 + 500 + 100 + 50);
+    // 92 was born since (after 20 s of uptime); 93 is older, first seen now.
+    proc.process(92, "pt_data_worker", 90, 25 * tps, &cgroup);
+    io(92, 300);
+    proc.process(93, "sh", 1, 15 * tps, &cgroup);
+    io(93, 10_000);
+    fs::write(step.join("cgroup.procs"), "90\n92\n93\n").expect("procs");
+    uptime(30);
+    let c = Instant::now();
+    let second = jobs.sample(&gpus);
+    let d = Instant::now();
+    let rate = second[0]
+        .io
+        .as_ref()
+        .and_then(|i| i.read_bytes_per_sec)
+        .expect("a read rate")
+        .0;
+    // 90's 650 B, less 91's 500 B it holds again, plus 92's 300 B: 450 B over the interval.
+    let (low, high) = (450.0 / (d - a).as_secs_f64(), 450.0 / (c - b).as_secs_f64());
+    assert!(
+        rate >= low && rate <= high,
+        "{rate} B/s not in {low}..{high}"
+    );
+}

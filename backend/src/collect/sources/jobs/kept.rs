@@ -16,7 +16,9 @@ pub const KEPT_PROCESSES: usize = 256;
 
 /// The processes kept here: [`KEPT_PROCESSES`], or fewer where the descriptor limit is low, so
 /// the kept files take at most a quarter of it (128 processes under the 1,024 a service gets by
-/// default), leaving the rest to sockets and the GPU and disk files.
+/// default). The jobs' cgroup files and held pidfds take half this cap each, so the jobs hold
+/// at most 3/8 of the limit (384 of 1,024), leaving the rest to sockets and the GPU and disk
+/// files.
 pub fn cap() -> usize {
     let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
@@ -101,17 +103,28 @@ impl Kept {
         );
     }
 
-    /// `pid`'s I/O counters: through its kept file, else by opening it. A kept process that is
-    /// gone has its files dropped, so its pid is opened afresh next time.
-    pub fn io(&mut self, pid: u32) -> Result<IoBytes, Unread> {
+    /// The I/O counters of the process `pid` names if it started at `start_ticks`: through its
+    /// kept file, else by opening it (its `stat` checked first, through the same open
+    /// `/proc/<pid>`, and its files kept while under the cap). Another process with that pid
+    /// now, or none, is [`Unread::Gone`]; a kept process that is gone has its files dropped, so
+    /// its pid is opened afresh next time.
+    pub fn io(&mut self, pid: u32, start_ticks: u64) -> Result<IoBytes, Unread> {
         let read = match self.files.get(&pid) {
+            Some(f) if f.start_ticks != start_ticks => return Err(Unread::Gone),
             Some(f) => match &f.io {
                 Ok(file) => read_generated_bytes(file, &mut self.buf)
                     .map_err(|e| unread(&e))
                     .and_then(parse_io),
                 Err(e) => Err(*e),
             },
-            None => return Proc::open(&self.root, pid)?.io(),
+            None => {
+                let proc = Proc::open(&self.root, pid)?;
+                if proc.stat()?.start_ticks != start_ticks {
+                    return Err(Unread::Gone);
+                }
+                self.adopt(pid, &proc, start_ticks);
+                return proc.io();
+            }
         };
         if read == Err(Unread::Gone) {
             self.files.remove(&pid);

@@ -98,6 +98,10 @@ type JobKey = (JobKind, String, String);
 /// A job's processes as last looked up (pid and start time), and whether the look-up was whole.
 type Members = HashMap<JobKey, (Instant, Vec<(u32, u64)>, bool)>;
 
+/// A job's previous measurement: when (and in clock ticks since boot, where known), and the
+/// processes (pid and start time) whose `io` it read.
+type IoMembers = (Instant, Option<u64>, Vec<(u32, u64)>);
+
 /// A process of a job: its pid and `stat`.
 type Member = (u32, Stat);
 
@@ -117,6 +121,8 @@ pub struct ProcJobs {
     members: Option<Members>,
     /// Their `stat` and `io` files, kept open.
     kept: Kept,
+    /// Whether `proc_root` is this host's `/proc` (not a test's tree).
+    real_proc: bool,
     /// The GPU processes, held by pidfd: a pid still naming the process identified is known
     /// without reading its `stat` again.
     held: Held,
@@ -124,6 +130,9 @@ pub struct ProcJobs {
     sys_root: PathBuf,
     /// Each cgroup job's `io.stat` at its last measurement.
     cgroup_io: HashMap<JobKey, (Instant, BTreeMap<DevNum, DeviceIo>)>,
+    /// Each job's previous measurement: when (and in clock ticks since boot, where known), and
+    /// the processes whose `io` it read.
+    io_members: HashMap<JobKey, IoMembers>,
     /// Each cgroup job's CPU time (microseconds) at its last measurement, and which file gave it.
     cgroup_cpu: HashMap<JobKey, (Instant, u64, usize)>,
     /// The jobs' cgroup files, kept open.
@@ -153,9 +162,11 @@ impl ProcJobs {
             kept: Kept::new(proc_root.clone()),
             // A test's fake `/proc` has pids no process has: pidfds only on the real one.
             held: Held::new(proc_root == Path::new("/proc"), kept::cap() / 2),
+            real_proc: proc_root == Path::new("/proc"),
             sys_root: PathBuf::from("/sys"),
             cgroup_io: HashMap::new(),
             cgroup_cpu: HashMap::new(),
+            io_members: HashMap::new(),
             open: OpenFiles::default(),
             dev_names: HashMap::new(),
             job_map: None,
@@ -196,6 +207,8 @@ impl ProcJobs {
     /// Finds the jobs and reads their processes' counters.
     fn measure(&mut self, gpus: &[Gpu], lists_changed: bool) -> Vec<Measured> {
         let now = Instant::now();
+        // A process started after this was not there when the measurement began.
+        let boot = self.boot_ticks();
         if self.mounts.is_none() {
             let text = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
             self.mounts = Some(Mounts::parse(&text));
@@ -281,6 +294,18 @@ impl ProcJobs {
         let mut seen_counters = HashSet::new();
         let mut seen_cgroups = HashSet::new();
         let mut measured = Vec::new();
+        // Deepest cgroup first: a job whose cgroup is nested in another's takes its own
+        // processes before the outer one's walk of the folders below it could (process trees,
+        // with no folder, last).
+        let mut groups: Vec<(JobKey, Group)> = groups.into_iter().collect();
+        groups.sort_by_key(|(_, g)| {
+            std::cmp::Reverse(
+                g.files
+                    .as_ref()
+                    .and_then(|f| f.procs.as_ref())
+                    .map_or(0, |p| p.components().count()),
+            )
+        });
         for (key, group) in groups {
             let files = group.files.clone();
             let cgroup_io = self.read_cgroup_io(&key, group.v2_dir.as_deref(), now);
@@ -290,16 +315,19 @@ impl ProcJobs {
                 .as_deref()
                 .and_then(|f| f.memory_bytes(&mut self.open));
             let need_stat = cgroup_cpu.is_none() || cgroup_memory.is_none();
-            // Where nothing is read per process (the cgroup has every counter), a process gone
-            // would go unnoticed: its cgroup's lists are read at every measurement (they are
-            // short, and a kept process is not read again).
+            // Whether its processes' counters are read (the cgroup lacks one of them).
             let per_process = need_stat || cgroup_io.is_none();
+            // A cgroup job's lists are read at every measurement: they are short, a kept process
+            // is not read again, and a worker born and gone between two look-ups would
+            // otherwise never be counted (its bytes do not reach its parent's `io`), nor one gone
+            // be noticed where nothing is read per process. A process tree's processes are kept
+            // for [`MEMBERS_PERIOD`].
             let by_cgroup = files.as_deref().filter(|f| f.procs.is_some());
             let known_here = known
                 .as_ref()
                 .and_then(|m| m.get(&key))
                 .filter(|(at, _, _)| at.elapsed() < MEMBERS_PERIOD)
-                .filter(|_| per_process || by_cgroup.is_none())
+                .filter(|_| by_cgroup.is_none())
                 .cloned();
             // Its processes: a cgroup job's are those of its cgroup, a process tree's those
             // below its top; both kept between look-ups. `fresh` holds the `stat`s a look-up
@@ -309,12 +337,19 @@ impl ProcJobs {
                 Some(found) => found,
                 None => {
                     let listed = by_cgroup.and_then(|f| {
-                        self.cgroup_members(f, &group.gpu_pids, &claimed, per_process, &mut fresh)
+                        self.cgroup_members(
+                            f,
+                            &group.gpu_pids,
+                            &claimed,
+                            per_process,
+                            boot,
+                            &mut fresh,
+                        )
                     });
                     match listed {
                         Some((pids, whole)) => (now, pids, whole),
                         None => {
-                            let (members, whole) = self.members(&group, &mut claimed);
+                            let (members, whole) = self.members(&group, &mut claimed, boot);
                             let pids = members.iter().map(|(p, s)| (*p, s.start_ticks)).collect();
                             fresh.extend(members);
                             (now, pids, whole)
@@ -326,6 +361,14 @@ impl ProcJobs {
             seen_cgroups.insert(key.clone());
             let mut totals = Totals::default();
             let mut alive = Vec::with_capacity(pids.len());
+            let before = self.io_members.remove(&key);
+            let born = |start: u64| {
+                before
+                    .as_ref()
+                    .and_then(|(_, b, _)| *b)
+                    .is_some_and(|b| start > b)
+            };
+            let mut io_read = Vec::new();
             for &(pid, start) in &pids {
                 let key = (pid, start);
                 let prev = self.counters.get(&key).copied();
@@ -341,7 +384,7 @@ impl ProcJobs {
                 } else {
                     None
                 };
-                let mut io = cgroup_io.is_none().then(|| self.kept.io(pid));
+                let mut io = cgroup_io.is_none().then(|| self.kept.io(pid, start));
                 if io == Some(Err(Unread::Gone)) {
                     // Gone, or a kernel without per-task I/O accounting (no `io` file at all):
                     // its `stat` tells.
@@ -356,7 +399,10 @@ impl ProcJobs {
                     totals.add_stat(prev.as_ref(), stat, now, self.ticks_per_sec);
                 }
                 if let Some(io) = io {
-                    totals.add_io(prev.as_ref(), io, now);
+                    totals.add_io(prev.as_ref(), io, born(start));
+                    if io.is_ok() {
+                        io_read.push(key);
+                    }
                 }
                 self.counters.insert(
                     key,
@@ -366,6 +412,19 @@ impl ProcJobs {
                         io: io.and_then(Result::ok),
                     },
                 );
+            }
+            // Those whose `io` was read last time and are gone now: their parents count them.
+            let io_secs = before.as_ref().map(|(at, _, was)| {
+                let alive: HashSet<&(u32, u64)> = alive.iter().collect();
+                for m in was.iter().filter(|m| !alive.contains(m)) {
+                    if let Some(last) = self.counters.get(m).and_then(|c| c.io) {
+                        totals.gone(last);
+                    }
+                }
+                now.saturating_duration_since(*at).as_secs_f64()
+            });
+            if cgroup_io.is_none() && !io_read.is_empty() {
+                self.io_members.insert(key.clone(), (now, boot, io_read));
             }
             let gone = alive.len() < pids.len();
             // A process gone since the look-up: its job's processes are looked up again at the
@@ -381,7 +440,7 @@ impl ProcJobs {
             // The cgroup's own counters where the kernel keeps them, else its processes' sums.
             let (io, io_absent) = match cgroup_io {
                 Some(io) => (Some(io), None),
-                None => totals.io(),
+                None => totals.io(io_secs),
             };
             let rss_bytes = match cgroup_memory {
                 Some(bytes) => Some(Bytes(bytes)),
@@ -421,6 +480,7 @@ impl ProcJobs {
         self.counters.retain(|k, _| seen_counters.contains(k));
         self.cgroup_io.retain(|k, _| seen_cgroups.contains(k));
         self.cgroup_cpu.retain(|k, _| seen_cgroups.contains(k));
+        self.io_members.retain(|k, _| seen_cgroups.contains(k));
         self.kept.retain(|pid, start| {
             seen_counters.contains(&(pid, start)) || seen_facts.contains(&(pid, start))
         });
@@ -430,7 +490,8 @@ impl ProcJobs {
     }
 
     /// A cgroup job's processes: those its cgroup's folders list, by pid and start time, and
-    /// whether that is all of them; `None` when its folder cannot be read. Another job's GPU
+    /// whether that is all of them; `None` when its folder cannot be read. A process that started
+    /// after `listed` (clock ticks since boot) holds the pid of a listed one that exited since. Another job's GPU
     /// process (in a cgroup nested in this one) is not this job's. A process whose files are kept
     /// is known by them (its start time is theirs: a kept file fails once its process is gone);
     /// another is read, its `stat` left in `fresh`, and its files kept only when `per_process`
@@ -441,6 +502,7 @@ impl ProcJobs {
         own: &BTreeSet<u32>,
         claimed: &HashSet<u32>,
         per_process: bool,
+        listed: Option<u64>,
         fresh: &mut HashMap<u32, Stat>,
     ) -> Option<Found> {
         let (pids, mut whole) = files.processes(MAX_MEMBERS)?;
@@ -459,6 +521,9 @@ impl ProcJobs {
                 Proc::open(&self.proc_root, pid).and_then(|p| p.stat())
             };
             match read {
+                // Born after the list was read: its pid was listed for a process that exited
+                // since, so it is not known to be this job's (a list read later will tell).
+                Ok(stat) if listed.is_some_and(|l| stat.start_ticks > l) => {}
                 Ok(stat) => {
                     out.push((pid, stat.start_ticks));
                     fresh.insert(pid, stat);
@@ -470,6 +535,22 @@ impl ProcJobs {
             }
         }
         Some((out, whole))
+    }
+
+    /// Clock ticks since boot now, as `/proc/<pid>/stat` counts a start time: from the boot
+    /// clock, or on a test's `/proc` tree from its `uptime` file (`None` without one).
+    fn boot_ticks(&self) -> Option<u64> {
+        let tps = self.ticks_per_sec;
+        if !self.real_proc {
+            let text = std::fs::read_to_string(self.proc_root.join("uptime")).ok()?;
+            let secs: f64 = text.split_ascii_whitespace().next()?.parse().ok()?;
+            return Some((secs * tps as f64) as u64);
+        }
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
+        Some(
+            u64::try_from(t.tv_sec).ok()? * tps
+                + u64::try_from(t.tv_nsec).ok()? * tps / 1_000_000_000,
+        )
     }
 
     /// A cgroup job's CPU, in % of one core since its last reading: `None` when its cgroup has
@@ -541,7 +622,12 @@ impl ProcJobs {
 
     /// The job's processes: its roots and everything below them that no other job claimed, and
     /// whether they are all there (every `children` read, and under [`MAX_MEMBERS`]).
-    fn members(&mut self, group: &Group, claimed: &mut HashSet<u32>) -> (Vec<Member>, bool) {
+    fn members(
+        &mut self,
+        group: &Group,
+        claimed: &mut HashSet<u32>,
+        walked: Option<u64>,
+    ) -> (Vec<Member>, bool) {
         let mut out = Vec::new();
         let mut whole = true;
         let mut queue: Vec<(u32, Option<u64>)> = group
@@ -553,6 +639,8 @@ impl ProcJobs {
         let mut own: HashSet<u32> = group.gpu_pids.iter().copied().collect();
         queue.extend(group.gpu_pids.iter().map(|&pid| (pid, None)));
         let mut visited = HashSet::new();
+        // A process born after the measurement began holds a pid listed for one that exited
+        // since.
         while let Some((pid, start)) = queue.pop() {
             if !visited.insert(pid) {
                 continue;
@@ -569,6 +657,9 @@ impl ProcJobs {
                 continue;
             };
             let Ok(stat) = proc.stat() else { continue };
+            if walked.is_some_and(|w| stat.start_ticks > w) {
+                continue;
+            }
             if start.is_some_and(|s| s != stat.start_ticks) {
                 // The top exited and its pid is another process now: not this job's.
                 continue;
@@ -698,8 +789,8 @@ impl JobSource for ProcJobs {
             self.members = None;
             self.cgroup_io.clear();
             self.cgroup_cpu.clear();
-            self.open.sweep();
-            self.open.sweep();
+            self.io_members.clear();
+            self.open.clear();
             return Vec::new();
         }
         let same_lists = self.last.as_ref().is_some_and(|(_, s, _)| *s == signature);

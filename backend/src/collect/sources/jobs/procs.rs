@@ -21,7 +21,7 @@ pub struct Stat {
 }
 
 /// `read_bytes` and `write_bytes` of `/proc/<pid>/io`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IoBytes {
     pub read: u64,
     pub write: u64,
