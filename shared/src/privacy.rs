@@ -134,7 +134,7 @@ fn ends_in_escape(done: &str, pending: &str) -> bool {
 
 /// `name` as systemd escapes it in a unit name (`systemd-escape`): each byte other than an ASCII
 /// letter, digit, `:`, `_` or a `.` that does not lead becomes `\xNN`, so `ana-smith`'s
-/// `user-runtime-dir@` or template instance reads `ana\x2dsmith`.
+/// template unit instance (`notebook@ana\x2dsmith.service`) reads `ana\x2dsmith`.
 fn systemd_escape(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for (i, b) in name.bytes().enumerate() {

@@ -143,32 +143,37 @@ impl Files {
     }
 
     /// The job's processes: the pids in the `cgroup.procs` of its folder and every folder below,
-    /// at most `cap`, and whether that is all of them (every file read, under both caps); `None`
-    /// when the folder's own list cannot be read.
-    pub fn processes(&self, cap: usize) -> Option<(Vec<u32>, bool)> {
+    /// at most `cap`, and whether that is all of them (every folder listed, under both caps);
+    /// `None` when the folder's own list cannot be read. The lists are read through `open` (kept open,
+    /// one `pread` each); the folders below are those `walk` found, walked again when its v2
+    /// `cgroup.stat` counts other descendants, after [`WALK_PERIOD`], and at every call where
+    /// there is no such count (v1, a test's folder).
+    pub fn processes(
+        &self,
+        cap: usize,
+        open: &mut OpenFiles,
+        walk: &mut Walk,
+    ) -> Option<(Vec<u32>, bool)> {
         let top = self.procs.as_ref()?;
-        let mut pids = parse_procs(&std::fs::read_to_string(top.join("cgroup.procs")).ok()?);
-        let mut whole = true;
-        let mut folders = 1;
-        let mut queue = Vec::new();
-        subfolders(top, &mut queue, &mut whole);
-        while let Some(dir) = queue.pop() {
-            folders += 1;
+        let descendants = open
+            .read(&top.join("cgroup.stat"))
+            .and_then(parse_descendants);
+        let current = descendants.is_some()
+            && descendants == walk.descendants
+            && walk.at.is_some_and(|at| at.elapsed() < WALK_PERIOD);
+        if !current {
+            *walk = Walk::new(top, descendants);
+        }
+        let mut pids = parse_procs(open.read(&top.join("cgroup.procs"))?);
+        let mut whole = walk.whole;
+        for dir in &walk.folders {
             if pids.len() > cap {
                 whole = false;
                 break;
             }
-            match std::fs::read_to_string(dir.join("cgroup.procs")) {
-                Ok(text) => pids.extend(parse_procs(&text)),
-                // Removed meanwhile: a step that ended has no processes to miss.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(_) => whole = false,
-            }
-            // Folders queued count too: a subtree of many empty folders is not listed whole.
-            if folders + queue.len() < MAX_FOLDERS {
-                subfolders(&dir, &mut queue, &mut whole);
-            } else {
-                whole = false;
+            // Removed meanwhile (a step that ended has no processes to miss), or unreadable.
+            if let Some(text) = open.read(&dir.join("cgroup.procs")) {
+                pids.extend(parse_procs(text));
             }
         }
         pids.sort_unstable();
@@ -179,6 +184,53 @@ impl Files {
         }
         Some((pids, whole))
     }
+}
+
+/// How long the folders below a job's cgroup are taken as known where the kernel counts them
+/// (they change when a Slurm step starts or ends; a count that changes walks them at once).
+pub const WALK_PERIOD: Duration = Duration::from_secs(30);
+
+/// The folders below a job's cgroup folder as last walked.
+#[derive(Clone, Debug, Default)]
+pub struct Walk {
+    at: Option<Instant>,
+    /// v2 `cgroup.stat`'s `nr_descendants` then.
+    descendants: Option<u64>,
+    folders: Vec<PathBuf>,
+    /// Every folder listed, under [`MAX_FOLDERS`].
+    whole: bool,
+}
+
+impl Walk {
+    /// The folders below `top`, at most [`MAX_FOLDERS`] with `top` and those queued.
+    fn new(top: &Path, descendants: Option<u64>) -> Self {
+        let mut walk = Walk {
+            at: Some(Instant::now()),
+            descendants,
+            folders: Vec::new(),
+            whole: true,
+        };
+        let mut queue = Vec::new();
+        subfolders(top, &mut queue, &mut walk.whole, MAX_FOLDERS - 1);
+        while let Some(dir) = queue.pop() {
+            // Folders queued count too: a subtree of many empty folders is not listed whole.
+            let seen = 1 + walk.folders.len() + 1;
+            if seen + queue.len() < MAX_FOLDERS {
+                subfolders(&dir, &mut queue, &mut walk.whole, MAX_FOLDERS - seen);
+            } else {
+                walk.whole = false;
+            }
+            walk.folders.push(dir);
+        }
+        walk
+    }
+}
+
+/// `nr_descendants` of a v2 `cgroup.stat`.
+fn parse_descendants(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("nr_descendants "))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// The jobs' cgroup files, kept open between measurements where they are on cgroupfs (which
@@ -288,9 +340,10 @@ impl OpenFiles {
     }
 }
 
-/// Queues the folders directly below `dir`, up to [`MAX_FOLDERS`] queued; `whole` is cleared
-/// when it cannot be listed (a folder removed meanwhile has none) or has more.
-fn subfolders(dir: &Path, queue: &mut Vec<PathBuf>, whole: &mut bool) {
+/// Queues the folders directly below `dir`, up to `max` queued (so the folders read and queued
+/// stay within [`MAX_FOLDERS`]); `whole` is cleared when it cannot be listed (a folder removed
+/// meanwhile has none) or has more.
+fn subfolders(dir: &Path, queue: &mut Vec<PathBuf>, whole: &mut bool, max: usize) {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) => {
@@ -303,7 +356,7 @@ fn subfolders(dir: &Path, queue: &mut Vec<PathBuf>, whole: &mut bool) {
         if !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        if queue.len() >= MAX_FOLDERS {
+        if queue.len() >= max {
             *whole = false;
             return;
         }

@@ -116,19 +116,35 @@ fn a_job_s_processes_are_those_of_its_folders() {
         procs: Some(job.clone()),
         ..Files::default()
     };
-    assert_eq!(files.processes(100), Some((vec![10, 11, 12, 13], true)));
-    assert_eq!(files.processes(2), Some((vec![10, 11], false)), "capped");
+    assert_eq!(
+        files.processes(100, &mut OpenFiles::default(), &mut Walk::default()),
+        Some((vec![10, 11, 12, 13], true))
+    );
+    assert_eq!(
+        files.processes(2, &mut OpenFiles::default(), &mut Walk::default()),
+        Some((vec![10, 11], false)),
+        "capped"
+    );
     // A folder removed while the walk ran (its list gone) hides nothing.
     std::fs::create_dir(job.join("step_extern")).expect("mkdir");
-    assert_eq!(files.processes(100), Some((vec![10, 11, 12, 13], true)));
+    assert_eq!(
+        files.processes(100, &mut OpenFiles::default(), &mut Walk::default()),
+        Some((vec![10, 11, 12, 13], true))
+    );
     std::fs::create_dir(job.join("step_extern/x")).expect("mkdir");
     std::fs::write(job.join("step_extern/x/cgroup.procs"), "14\n").expect("write");
-    assert_eq!(files.processes(100), Some((vec![10, 11, 12, 13, 14], true)));
+    assert_eq!(
+        files.processes(100, &mut OpenFiles::default(), &mut Walk::default()),
+        Some((vec![10, 11, 12, 13, 14], true))
+    );
     let gone = Files {
         procs: Some(dir.join("nope")),
         ..Files::default()
     };
-    assert_eq!(gone.processes(100), None);
+    assert_eq!(
+        gone.processes(100, &mut OpenFiles::default(), &mut Walk::default()),
+        None
+    );
     std::fs::remove_dir_all(&dir).expect("rm");
 }
 
@@ -180,7 +196,38 @@ fn a_walk_through_many_folders_stops_and_says_so() {
         procs: Some(dir.clone()),
         ..Files::default()
     };
-    assert_eq!(files.processes(100), Some((vec![1], false)));
+    assert_eq!(
+        files.processes(100, &mut OpenFiles::default(), &mut Walk::default()),
+        Some((vec![1], false))
+    );
+    std::fs::remove_dir_all(&dir).expect("rm");
+}
+
+/// Folders queued below a folder read late count against the cap too: two subtrees of 600
+/// leaves each are not read past [`MAX_FOLDERS`] folders in all.
+#[test]
+fn a_walk_reads_at_most_the_cap_in_folders_across_subtrees() {
+    let dir = std::env::temp_dir().join(format!("vramio-wide-folders-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("cgroup.procs"), "").expect("write");
+    for side in ["a", "b"] {
+        for i in 0..600u32 {
+            let leaf = dir.join(side).join(i.to_string());
+            std::fs::create_dir_all(&leaf).expect("mkdir");
+            let pid = if side == "a" { 1 + i } else { 10_001 + i };
+            std::fs::write(leaf.join("cgroup.procs"), format!("{pid}\n")).expect("write");
+        }
+    }
+    let files = Files {
+        procs: Some(dir.clone()),
+        ..Files::default()
+    };
+    let (pids, whole) = files
+        .processes(4096, &mut OpenFiles::default(), &mut Walk::default())
+        .expect("listed");
+    assert!(!whole);
+    assert!(pids.len() < MAX_FOLDERS, "{} leaves read", pids.len());
     std::fs::remove_dir_all(&dir).expect("rm");
 }
 

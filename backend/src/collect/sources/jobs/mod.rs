@@ -3,14 +3,19 @@
 //!
 //! Each GPU process NVML lists is identified once per (pid, start time), so a reused pid is never
 //! the old job: by its cgroup ([`cgroup`]: Slurm, a pod, a container, a systemd unit) or else by
-//! its process tree ([`tree`]). A job's processes are those GPU processes and everything below
-//! them (below the tree's top for a process-tree job): DataLoader workers, ranks under
-//! `torchrun`. Their CPU, resident memory and `/proc/<pid>/io` bytes are read every
-//! [`JOB_PERIOD`], or sooner when the GPU process lists change, and the rates are taken over
-//! that time. Which processes are below the GPU processes is looked up again only every
-//! [`MEMBERS_PERIOD`] (workers come and go with the job, not every few seconds), or when the
-//! lists change. The GPU part of a job (memory per GPU, utilization when it is alone there) is
-//! rebuilt every tick from the frame's GPUs, so it never lags the GPU cards.
+//! its process tree ([`tree`]); [`held`] keeps it known between measurements. A cgroup job's
+//! processes are those its cgroup's folders list, and its CPU and memory (and I/O, where
+//! `io.stat` is there) are its cgroup's ([`cgroup_counters`], [`cgroup_io`]); a process tree's
+//! are its GPU processes and everything below them (below the tree's top): DataLoader workers,
+//! ranks under `torchrun`. What the cgroup does not count is summed over the processes
+//! ([`totals`]): CPU, resident memory and `/proc/<pid>/io` bytes, read through kept files
+//! ([`kept`]). All of it is read every [`JOB_PERIOD`], or sooner when the GPU process lists
+//! change, and the rates are taken over that time. A cgroup job's processes are listed at every
+//! measurement; which processes are below a process tree's GPU processes is looked up again
+//! only every [`MEMBERS_PERIOD`] (workers come and go with the job, not every few seconds), or
+//! when the lists change. The GPU part of a job (memory per GPU, utilization when it is alone
+//! there) is rebuilt every tick from the frame's GPUs ([`gpu_part`]), so it never lags the GPU
+//! cards.
 
 pub mod cgroup;
 pub mod cgroup_counters;
@@ -24,7 +29,7 @@ mod totals;
 pub mod tree;
 
 use crate::collect::sources::system::parse_psi;
-use cgroup_counters::{Files, Mounts, OpenFiles};
+use cgroup_counters::{Files, Mounts, OpenFiles, Walk};
 use cgroup_io::{DevNum, DeviceIo};
 pub use gpu_part::job_gpu;
 use gpu_part::with_gpus;
@@ -108,7 +113,7 @@ type Member = (u32, Stat);
 /// A job's processes by pid and start time, and whether they are all there.
 type Found = (Vec<(u32, u64)>, bool);
 
-/// Jobs from this host's `/proc` and cgroup v2 hierarchy.
+/// Jobs from this host's `/proc` and cgroup hierarchies (v2, and v1 `memory`, `cpuacct`).
 pub struct ProcJobs {
     proc_root: PathBuf,
     /// Where the cgroup hierarchies are mounted; looked up at the first measurement (on the
@@ -133,6 +138,8 @@ pub struct ProcJobs {
     /// Each job's previous measurement: when (and in clock ticks since boot, where known), and
     /// the processes whose `io` it read.
     io_members: HashMap<JobKey, IoMembers>,
+    /// The folders below each cgroup job's folder, as last walked.
+    walks: HashMap<JobKey, Walk>,
     /// Each cgroup job's CPU time (microseconds) at its last measurement, and which file gave it.
     cgroup_cpu: HashMap<JobKey, (Instant, u64, usize)>,
     /// The jobs' cgroup files, kept open.
@@ -167,6 +174,7 @@ impl ProcJobs {
             cgroup_io: HashMap::new(),
             cgroup_cpu: HashMap::new(),
             io_members: HashMap::new(),
+            walks: HashMap::new(),
             open: OpenFiles::default(),
             dev_names: HashMap::new(),
             job_map: None,
@@ -339,8 +347,8 @@ impl ProcJobs {
                     let listed = by_cgroup.and_then(|f| {
                         self.cgroup_members(
                             f,
-                            &group.gpu_pids,
-                            &claimed,
+                            &key,
+                            (&group.gpu_pids, &claimed),
                             per_process,
                             boot,
                             &mut fresh,
@@ -481,6 +489,7 @@ impl ProcJobs {
         self.cgroup_io.retain(|k, _| seen_cgroups.contains(k));
         self.cgroup_cpu.retain(|k, _| seen_cgroups.contains(k));
         self.io_members.retain(|k, _| seen_cgroups.contains(k));
+        self.walks.retain(|k, _| seen_cgroups.contains(k));
         self.kept.retain(|pid, start| {
             seen_counters.contains(&(pid, start)) || seen_facts.contains(&(pid, start))
         });
@@ -499,13 +508,16 @@ impl ProcJobs {
     fn cgroup_members(
         &mut self,
         files: &Files,
-        own: &BTreeSet<u32>,
-        claimed: &HashSet<u32>,
+        key: &JobKey,
+        (own, claimed): (&BTreeSet<u32>, &HashSet<u32>),
         per_process: bool,
         listed: Option<u64>,
         fresh: &mut HashMap<u32, Stat>,
     ) -> Option<Found> {
-        let (pids, mut whole) = files.processes(MAX_MEMBERS)?;
+        let mut walk = self.walks.remove(key).unwrap_or_default();
+        let listed_now = files.processes(MAX_MEMBERS, &mut self.open, &mut walk);
+        self.walks.insert(key.clone(), walk);
+        let (pids, mut whole) = listed_now?;
         let mut out = Vec::with_capacity(pids.len());
         for pid in pids {
             if claimed.contains(&pid) && !own.contains(&pid) {
@@ -790,6 +802,7 @@ impl JobSource for ProcJobs {
             self.cgroup_io.clear();
             self.cgroup_cpu.clear();
             self.io_members.clear();
+            self.walks.clear();
             self.open.clear();
             return Vec::new();
         }
