@@ -101,10 +101,26 @@ impl Hider {
     }
 }
 
+/// Whether the two hex digits leading `w` escape an ASCII punctuation or space byte, as the
+/// launchers write one (not a letter or digit: `-de` in `jupyter-deana` is no escape).
+fn escaped_punct(w: &str) -> bool {
+    let b = w.as_bytes();
+    if b.len() < 2 {
+        return false;
+    }
+    let digit = |c: u8| char::from(c).to_digit(16);
+    let (Some(hi), Some(lo)) = (digit(b[0]), digit(b[1])) else {
+        return false;
+    };
+    let byte = hi * 16 + lo;
+    matches!(byte, 0x20..=0x2f | 0x3a..=0x40 | 0x5b..=0x60 | 0x7b..=0x7e)
+}
+
 /// The length of the escape that leads `word` where `before` ends in its introducer: `x` and
-/// two hex digits after a `\\` (systemd), two hex digits after a `-` (escapism); 0 otherwise.
+/// two hex digits after a `\\` (systemd), two hex digits after a `-` (escapism), each of an
+/// ASCII punctuation byte; 0 otherwise.
 fn escape_len(before: &str, word: &str) -> usize {
-    let hex2 = |w: &str| w.len() >= 2 && w.bytes().take(2).all(|b| b.is_ascii_hexdigit());
+    let hex2 = escaped_punct;
     if before.ends_with('\\') && word.starts_with('x') && hex2(&word[1..]) {
         3
     } else if before.ends_with('-') && hex2(word) {
@@ -127,9 +143,12 @@ fn ends_in_escape(done: &str, pending: &str) -> bool {
         .rev()
         .collect();
     let b = tail.as_bytes();
-    let hex = |i: usize| b.get(i).is_some_and(u8::is_ascii_hexdigit);
-    (b.len() == 4 && b[0] == b'\\' && b[1] == b'x' && hex(2) && hex(3))
-        || (b.len() >= 3 && b[b.len() - 3] == b'-' && hex(b.len() - 2) && hex(b.len() - 1))
+    let n = b.len();
+    (n == 4 && b[0] == b'\\' && b[1] == b'x' && escaped_punct(&tail[2..]))
+        || (n >= 3
+            && b[n - 3] == b'-'
+            && tail.is_char_boundary(n - 2)
+            && escaped_punct(&tail[n - 2..]))
 }
 
 /// `name` as systemd escapes it in a unit name (`systemd-escape`): each byte other than an ASCII

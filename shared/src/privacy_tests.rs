@@ -52,6 +52,11 @@ fn a_name_as_launchers_escape_it_is_hidden_too() {
         &["ana", "a.b"],
     );
     let (ana, ab) = (of(&h, "ana"), of(&h, "a.b"));
+    // Hex after a `-` that escapes no punctuation is part of the word: deana is not ana.
+    assert_eq!(
+        hidden("jupyter-deana run-12a.b", &["ana", "a.b"]).0,
+        "jupyter-deana run-12a.b"
+    );
     assert_eq!(
         t,
         format!(

@@ -171,9 +171,13 @@ impl Files {
                 whole = false;
                 break;
             }
-            // Removed meanwhile (a step that ended has no processes to miss), or unreadable.
-            if let Some(text) = open.read(&dir.join("cgroup.procs")) {
-                pids.extend(parse_procs(text));
+            let list = dir.join("cgroup.procs");
+            match open.read(&list) {
+                Some(text) => pids.extend(parse_procs(text)),
+                // Removed meanwhile: a step that ended has no processes to miss.
+                None if !list.exists() => {}
+                // There but unreadable: its processes are missed.
+                None => whole = false,
             }
         }
         pids.sort_unstable();

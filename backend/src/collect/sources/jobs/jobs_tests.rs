@@ -4,7 +4,7 @@
 
 use super::gpu_part::job_gpus;
 use super::*;
-use shared::{GpuMemory, GpuProcess, GpuState};
+use shared::{BytesPerSec, GpuMemory, GpuProcess, GpuState, IoCounter, Percent};
 use std::fs;
 
 /// A `/proc/<pid>/stat` line: `comm`, parent, start time, utime and stime, resident pages.
@@ -570,4 +570,49 @@ fn a_reaped_worker_is_not_counted_twice_and_a_newborn_counts_whole() {
         rate >= low && rate <= high,
         "{rate} B/s not in {low}..{high}"
     );
+}
+
+/// A cgroup job's folders are walked again when a step ends and another begins, though
+/// `cgroup.stat` counts as many folders below it as before.
+#[test]
+fn a_new_step_with_as_many_folders_is_walked() {
+    let proc = FakeProc::new();
+    let root = proc.0.path();
+    let job_dir = "system.slice/slurmstepd.scope/job_8";
+    let cg = root.join("cgroup2");
+    let job = cg.join(job_dir);
+    fs::create_dir_all(job.join("step_0")).expect("mkdir");
+    fs::write(job.join("cgroup.procs"), "").expect("procs");
+    fs::write(
+        job.join("cgroup.stat"),
+        "nr_descendants 1\nnr_dying_descendants 0\n",
+    )
+    .expect("stat");
+    fs::write(job.join("step_0/cgroup.procs"), "90\n91\n").expect("procs");
+    proc.process(90, "python", 1, 1000, &format!("0::/{job_dir}/step_0\n"));
+    proc.process(
+        91,
+        "pt_data_worker",
+        90,
+        1001,
+        &format!("0::/{job_dir}/step_0\n"),
+    );
+    let mut jobs = ProcJobs::new(root.to_owned(), Some(cg.clone())).with_period(Duration::ZERO);
+    let first = jobs.sample(&[gpu(0, 50.0, &[(90, Some(100))])]);
+    assert_eq!((first[0].id.as_str(), first[0].workers), ("8", Some(1)));
+    // step_0 ended, step_1 began: still one folder below the job's.
+    fs::remove_dir_all(job.join("step_0")).expect("rm");
+    fs::create_dir_all(job.join("step_1")).expect("mkdir");
+    fs::write(job.join("step_1/cgroup.procs"), "95\n96\n97\n").expect("procs");
+    for pid in [95, 96, 97] {
+        let comm = if pid == 95 {
+            "python"
+        } else {
+            "pt_data_worker"
+        };
+        proc.process(pid, comm, 95, 1100, &format!("0::/{job_dir}/step_1\n"));
+    }
+    let second = jobs.sample(&[gpu(0, 50.0, &[(95, Some(100))])]);
+    assert_eq!(second[0].gpu_pids, vec![95]);
+    assert_eq!(second[0].workers, Some(2), "step_1's workers are found");
 }

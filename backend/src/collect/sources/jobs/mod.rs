@@ -20,15 +20,16 @@
 pub mod cgroup;
 pub mod cgroup_counters;
 pub mod cgroup_io;
+mod cgroup_reads;
 mod gpu_part;
 pub mod held;
 pub mod job_map;
 pub mod kept;
+mod members;
 pub mod procs;
 mod totals;
 pub mod tree;
 
-use crate::collect::sources::system::parse_psi;
 use cgroup_counters::{Files, Mounts, OpenFiles, Walk};
 use cgroup_io::{DevNum, DeviceIo};
 pub use gpu_part::job_gpu;
@@ -36,9 +37,7 @@ use gpu_part::with_gpus;
 use held::Held;
 use kept::Kept;
 use procs::{IoBytes, Proc, Stat, Unread};
-use shared::{
-    Bytes, BytesPerSec, Gpu, IoCounter, Job, JobDeviceIo, JobIo, JobKind, JobPsi, Percent, Presence,
-};
+use shared::{Bytes, Gpu, Job, JobKind, Presence};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -223,6 +222,10 @@ impl ProcJobs {
         }
         // Each job's processes as last looked up, while under [`MEMBERS_PERIOD`] old.
         let known = self.members.take().filter(|_| !lists_changed);
+        if lists_changed {
+            // A new GPU process may be in a folder no walk has seen (a new Slurm step).
+            self.walks.clear();
+        }
         let mut members_now: Members = HashMap::new();
         let mut users: BTreeMap<u32, Option<String>> = BTreeMap::new();
         for p in gpus.iter().flat_map(|g| g.processes.iter().flatten()) {
@@ -406,18 +409,25 @@ impl ProcJobs {
                 if let Some(stat) = &stat {
                     totals.add_stat(prev.as_ref(), stat, now, self.ticks_per_sec);
                 }
+                // The last good reading stands while a process's `io` cannot be read (it became
+                // undumpable): its parent counts it all again once it exits.
+                let last_io = match io {
+                    Some(Ok(now_io)) => Some(now_io),
+                    Some(Err(_)) => prev.and_then(|p| p.io),
+                    None => None,
+                };
                 if let Some(io) = io {
                     totals.add_io(prev.as_ref(), io, born(start));
-                    if io.is_ok() {
-                        io_read.push(key);
-                    }
+                }
+                if last_io.is_some() {
+                    io_read.push(key);
                 }
                 self.counters.insert(
                     key,
                     Counters {
                         at: now,
                         cpu_ticks: stat.as_ref().map(|s| s.cpu_ticks),
-                        io: io.and_then(Result::ok),
+                        io: last_io,
                     },
                 );
             }
@@ -425,7 +435,14 @@ impl ProcJobs {
             let io_secs = before.as_ref().map(|(at, _, was)| {
                 let alive: HashSet<&(u32, u64)> = alive.iter().collect();
                 for m in was.iter().filter(|m| !alive.contains(m)) {
-                    if let Some(last) = self.counters.get(m).and_then(|c| c.io) {
+                    // Only one that exited: a process still running that this job no longer
+                    // lists (another job's now, past the cap) hands nothing to a parent.
+                    let running = Proc::open(&self.proc_root, m.0)
+                        .and_then(|p| p.stat())
+                        .is_ok_and(|s| s.start_ticks == m.1);
+                    if let Some(last) = self.counters.get(m).and_then(|c| c.io)
+                        && !running
+                    {
                         totals.gone(last);
                     }
                 }
@@ -498,86 +515,6 @@ impl ProcJobs {
         measured
     }
 
-    /// A cgroup job's processes: those its cgroup's folders list, by pid and start time, and
-    /// whether that is all of them; `None` when its folder cannot be read. A process that started
-    /// after `listed` (clock ticks since boot) holds the pid of a listed one that exited since. Another job's GPU
-    /// process (in a cgroup nested in this one) is not this job's. A process whose files are kept
-    /// is known by them (its start time is theirs: a kept file fails once its process is gone);
-    /// another is read, its `stat` left in `fresh`, and its files kept only when `per_process`
-    /// (its counters are read every measurement).
-    fn cgroup_members(
-        &mut self,
-        files: &Files,
-        key: &JobKey,
-        (own, claimed): (&BTreeSet<u32>, &HashSet<u32>),
-        per_process: bool,
-        listed: Option<u64>,
-        fresh: &mut HashMap<u32, Stat>,
-    ) -> Option<Found> {
-        let mut walk = self.walks.remove(key).unwrap_or_default();
-        let listed_now = files.processes(MAX_MEMBERS, &mut self.open, &mut walk);
-        self.walks.insert(key.clone(), walk);
-        let (pids, mut whole) = listed_now?;
-        let mut out = Vec::with_capacity(pids.len());
-        for pid in pids {
-            if claimed.contains(&pid) && !own.contains(&pid) {
-                continue;
-            }
-            if let Some(start) = self.kept.start_of(pid) {
-                out.push((pid, start));
-                continue;
-            }
-            let read = if per_process {
-                self.kept.stat(pid)
-            } else {
-                Proc::open(&self.proc_root, pid).and_then(|p| p.stat())
-            };
-            match read {
-                // Born after the list was read: its pid was listed for a process that exited
-                // since, so it is not known to be this job's (a list read later will tell).
-                Ok(stat) if listed.is_some_and(|l| stat.start_ticks > l) => {}
-                Ok(stat) => {
-                    out.push((pid, stat.start_ticks));
-                    fresh.insert(pid, stat);
-                }
-                // Exited since the list was read.
-                Err(Unread::Gone) => {}
-                // Hidden from this vramio (`hidepid`): there, but not read.
-                Err(Unread::Denied) => whole = false,
-            }
-        }
-        Some((out, whole))
-    }
-
-    /// Clock ticks since boot now, as `/proc/<pid>/stat` counts a start time: from the boot
-    /// clock, or on a test's `/proc` tree from its `uptime` file (`None` without one).
-    fn boot_ticks(&self) -> Option<u64> {
-        let tps = self.ticks_per_sec;
-        if !self.real_proc {
-            let text = std::fs::read_to_string(self.proc_root.join("uptime")).ok()?;
-            let secs: f64 = text.split_ascii_whitespace().next()?.parse().ok()?;
-            return Some((secs * tps as f64) as u64);
-        }
-        let t = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
-        Some(
-            u64::try_from(t.tv_sec).ok()? * tps
-                + u64::try_from(t.tv_nsec).ok()? * tps / 1_000_000_000,
-        )
-    }
-
-    /// A cgroup job's CPU, in % of one core since its last reading: `None` when its cgroup has
-    /// no CPU time to read, `Some(None)` at its first reading, and when the counter went down
-    /// (the cgroup was made again) or another file gave it.
-    fn cgroup_cpu(&mut self, key: &JobKey, files: &Files, now: Instant) -> Option<Option<Percent>> {
-        let (usec, source) = files.cpu_usec(&mut self.open)?;
-        let prev = self.cgroup_cpu.insert(key.clone(), (now, usec, source));
-        Some(prev.and_then(|(then, before, was)| {
-            let secs = now.saturating_duration_since(then).as_secs_f64();
-            (secs > 0.0 && was == source && usec >= before)
-                .then(|| Percent((usec - before) as f64 / 1e6 / secs * 100.0))
-        }))
-    }
-
     /// The job of a GPU process: its cgroup's, or its process tree's. Its name is `comm` (never
     /// the command line, which may hold secrets and whose read can block on the process's
     /// memory map).
@@ -630,153 +567,6 @@ impl ProcJobs {
             name: tree::display_name(&top.2),
             files: None,
         }
-    }
-
-    /// The job's processes: its roots and everything below them that no other job claimed, and
-    /// whether they are all there (every `children` read, and under [`MAX_MEMBERS`]).
-    fn members(
-        &mut self,
-        group: &Group,
-        claimed: &mut HashSet<u32>,
-        walked: Option<u64>,
-    ) -> (Vec<Member>, bool) {
-        let mut out = Vec::new();
-        let mut whole = true;
-        let mut queue: Vec<(u32, Option<u64>)> = group
-            .roots
-            .iter()
-            .map(|&(pid, start)| (pid, Some(start)))
-            .collect();
-        // A job's own GPU processes are claimed already; take them, and walk from them.
-        let mut own: HashSet<u32> = group.gpu_pids.iter().copied().collect();
-        queue.extend(group.gpu_pids.iter().map(|&pid| (pid, None)));
-        let mut visited = HashSet::new();
-        // A process born after the measurement began holds a pid listed for one that exited
-        // since.
-        while let Some((pid, start)) = queue.pop() {
-            if !visited.insert(pid) {
-                continue;
-            }
-            let mine = own.remove(&pid) || (group.roots.iter().any(|r| r.0 == pid));
-            if !mine && !claimed.insert(pid) {
-                continue;
-            }
-            if out.len() >= MAX_MEMBERS {
-                whole = false;
-                break;
-            }
-            let Ok(proc) = Proc::open(&self.proc_root, pid) else {
-                continue;
-            };
-            let Ok(stat) = proc.stat() else { continue };
-            if walked.is_some_and(|w| stat.start_ticks > w) {
-                continue;
-            }
-            if start.is_some_and(|s| s != stat.start_ticks) {
-                // The top exited and its pid is another process now: not this job's.
-                continue;
-            }
-            match proc.children() {
-                Some(children) => queue.extend(children.into_iter().map(|c| (c, None))),
-                None => whole = false,
-            }
-            self.kept.adopt(pid, &proc, stat.start_ticks);
-            out.push((pid, stat));
-        }
-        (out, whole)
-    }
-
-    /// The job's I/O from its cgroup v2 `io.stat`, per device, with rates over the time since its
-    /// last reading; `None` where the file is not there (no `io` controller in that subtree, a
-    /// job without a v2 cgroup).
-    fn read_cgroup_io(
-        &mut self,
-        key: &JobKey,
-        v2_dir: Option<&str>,
-        now: Instant,
-    ) -> Option<JobIo> {
-        let path = self
-            .mounts
-            .as_ref()?
-            .v2
-            .as_ref()?
-            .join(v2_dir?.trim_start_matches('/'))
-            .join("io.stat");
-        let current = cgroup_io::parse_io_stat(self.open.read(&path)?);
-        let prev = self.cgroup_io.insert(key.clone(), (now, current.clone()));
-        let mut io = JobIo {
-            counter: IoCounter::CgroupIoStat,
-            read_bytes_per_sec: None,
-            write_bytes_per_sec: None,
-            unreadable: 0,
-            read_iops: None,
-            write_iops: None,
-            devices: Vec::new(),
-        };
-        let Some((then, before)) = prev else {
-            return Some(io);
-        };
-        let secs = now.saturating_duration_since(then).as_secs_f64();
-        if secs <= 0.0 {
-            return Some(io);
-        }
-        let rate = |a: u64, b: u64| a.saturating_sub(b) as f64 / secs;
-        let ios = |a: Option<u64>, b: Option<u64>| Some(rate(a?, b.unwrap_or(0)));
-        for (dev, now_io) in &current {
-            // A device not listed before had no I/O in this cgroup then.
-            let old = before.get(dev).copied().unwrap_or_default();
-            // A name not found now (sysfs busy, a device being set up) is looked up again.
-            let name = match self.dev_names.get(dev) {
-                Some(n) => n.clone(),
-                None => {
-                    let found = cgroup_io::device_name(&self.sys_root, *dev);
-                    if let Some(n) = &found {
-                        self.dev_names.insert(*dev, n.clone());
-                    }
-                    found.unwrap_or_else(|| format!("{}:{}", dev.0, dev.1))
-                }
-            };
-            io.devices.push(JobDeviceIo {
-                name,
-                read_bytes_per_sec: BytesPerSec(rate(now_io.read_bytes, old.read_bytes)),
-                write_bytes_per_sec: BytesPerSec(rate(now_io.write_bytes, old.write_bytes)),
-                read_iops: ios(now_io.read_ios, old.read_ios),
-                write_iops: ios(now_io.write_ios, old.write_ios),
-            });
-        }
-        // Device-mapper and md devices pass their I/O on to disks that count it again.
-        let stacked = |n: &str| n.starts_with("dm-") || n.starts_with("md");
-        let physical = io.devices.iter().any(|d| !stacked(&d.name));
-        let counted: Vec<&JobDeviceIo> = io
-            .devices
-            .iter()
-            .filter(|d| !(physical && stacked(&d.name)))
-            .collect();
-        io.read_bytes_per_sec = Some(BytesPerSec(
-            counted.iter().map(|d| d.read_bytes_per_sec.0).sum(),
-        ));
-        io.write_bytes_per_sec = Some(BytesPerSec(
-            counted.iter().map(|d| d.write_bytes_per_sec.0).sum(),
-        ));
-        io.read_iops = counted.iter().map(|d| d.read_iops).sum();
-        io.write_iops = counted.iter().map(|d| d.write_iops).sum();
-        Some(io)
-    }
-
-    /// One pressure file of the job's cgroup, where the kernel has it.
-    fn psi(&mut self, v2_dir: Option<&str>, file: &str) -> Option<JobPsi> {
-        let path = self
-            .mounts
-            .as_ref()?
-            .v2
-            .as_ref()?
-            .join(v2_dir?.trim_start_matches('/'))
-            .join(file);
-        let psi = parse_psi(self.open.read(&path)?)?;
-        Some(JobPsi {
-            some_avg10: psi.some_avg10,
-            full_avg10: psi.full_avg10,
-        })
     }
 }
 
