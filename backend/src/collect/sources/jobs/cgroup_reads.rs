@@ -36,13 +36,7 @@ impl ProcJobs {
         v2_dir: Option<&str>,
         now: Instant,
     ) -> Option<JobIo> {
-        let path = self
-            .mounts
-            .as_ref()?
-            .v2
-            .as_ref()?
-            .join(v2_dir?.trim_start_matches('/'))
-            .join("io.stat");
+        let path = self.v2_file(v2_dir?, "io.stat")?;
         let current = cgroup_io::parse_io_stat(self.open.read(&path)?);
         let prev = self.cgroup_io.insert(key.clone(), (now, current.clone()));
         let mut io = JobIo {
@@ -104,15 +98,15 @@ impl ProcJobs {
         Some(io)
     }
 
+    /// `file` of the job's v2 cgroup folder `v2_dir`; `None` without a v2 hierarchy.
+    fn v2_file(&self, v2_dir: &str, file: &str) -> Option<std::path::PathBuf> {
+        let v2 = self.mounts.as_ref()?.v2.as_ref()?;
+        Some(v2.join(v2_dir.trim_start_matches('/')).join(file))
+    }
+
     /// One pressure file of the job's cgroup, where the kernel has it.
     pub(super) fn psi(&mut self, v2_dir: Option<&str>, file: &str) -> Option<JobPsi> {
-        let path = self
-            .mounts
-            .as_ref()?
-            .v2
-            .as_ref()?
-            .join(v2_dir?.trim_start_matches('/'))
-            .join(file);
+        let path = self.v2_file(v2_dir?, file)?;
         let psi = parse_psi(self.open.read(&path)?)?;
         Some(JobPsi {
             some_avg10: psi.some_avg10,
