@@ -153,3 +153,22 @@ proptest! {
         prop_assert_eq!(back, text);
     }
 }
+
+mod props {
+    use super::*;
+
+    proptest! {
+        /// Hostile text (any mix of escapes, punctuation and non-ASCII) never panics the hider,
+        /// and a name after a separator or an escape of punctuation never survives it.
+        #[test]
+        fn hiding_never_panics_and_leaves_no_name_after_a_boundary(
+            text in "[a-z2dxE\\\\_.@é -]{0,40}",
+            user in "[a-z]{2,6}",
+            sep in proptest::sample::select(vec![" ", "\\x2d", "-2d", "-2E", "@", "/"]),
+        ) {
+            let (t, _) = hidden(&format!("{text}{sep}{user} tail"), &[user.as_str()]);
+            prop_assert!(!t.ends_with(&format!("{sep}{user} tail")), "{user} left in {t:?}");
+            let _ = hidden(&text, &[user.as_str(), "é-x", "a.b", "2d"]);
+        }
+    }
+}
