@@ -13,6 +13,7 @@ pub mod jobs;
 pub mod privacy;
 pub mod protocol;
 pub mod replay;
+pub mod rollup;
 pub mod schema;
 pub mod summary;
 pub mod units;
