@@ -3,7 +3,7 @@
 //! `/proc/<pid>/cgroup` through `cgroup::identify` and `cgroup::v2_path`, `/proc/self/mounts`
 //! through `parse_cgroup2_mount`, a cgroup's `io.pressure` through `parse_psi`, and its `io.stat`
 //! and v1 `blkio` files through `parse_io_stat` and `parse_blkio`, its `cpu.stat`,
-//! `cpuacct.usage`, `memory.stat` and `cgroup.procs` and the v1 mounts through
+//! `cpuacct.usage`, `memory.stat`, `cgroup.procs` and `cgroup.stat` and the v1 mounts through
 //! `cgroup_counters`, and a process's kept `stat` and `io` through `procs::parse_stat` and
 //! `parse_io` (a `comm` is any name its process chose). None may
 //! panic, and what `identify` finds keeps each kind's shape: a Slurm id of digits (and `_`), a
@@ -14,8 +14,8 @@ use libfuzzer_sys::fuzz_target;
 use shared::JobKind;
 use vramio::collect::sources::jobs::cgroup::{identify, v2_path};
 use vramio::collect::sources::jobs::cgroup_counters::{
-    Mounts, parse_cpu_stat, parse_cpuacct_usage, parse_memory_stat_v1, parse_memory_stat_v2,
-    parse_procs,
+    Mounts, parse_cpu_stat, parse_cpuacct_usage, parse_descendants, parse_memory_stat_v1,
+    parse_memory_stat_v2, parse_procs,
 };
 use vramio::collect::sources::jobs::cgroup_io::{parse_blkio, parse_io_stat};
 use vramio::collect::sources::jobs::procs::{parse_io, parse_stat};
@@ -32,6 +32,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = Mounts::parse(text);
     let _ = (parse_cpu_stat(text), parse_cpuacct_usage(text));
     let _ = (parse_memory_stat_v1(text), parse_memory_stat_v2(text));
+    let _ = parse_descendants(text);
     assert!(parse_procs(text).iter().all(|pid| *pid > 0));
     let _ = parse_cgroup2_mount(text);
     let _ = parse_psi(text);

@@ -231,7 +231,7 @@ impl Walk {
 }
 
 /// `nr_descendants` of a v2 `cgroup.stat`.
-fn parse_descendants(text: &str) -> Option<u64> {
+pub fn parse_descendants(text: &str) -> Option<u64> {
     text.lines()
         .find_map(|l| l.strip_prefix("nr_descendants "))
         .and_then(|v| v.trim().parse().ok())
