@@ -329,10 +329,10 @@ impl ProcJobs {
             // Whether its processes' counters are read (the cgroup lacks one of them).
             let per_process = need_stat || cgroup_io.is_none();
             // A cgroup job's lists are read at every measurement: they are short, a kept process
-            // is not read again, and a worker born and gone between two look-ups would
-            // otherwise never be counted (its bytes do not reach its parent's `io`), nor one gone
-            // be noticed where nothing is read per process. A process tree's processes are kept
-            // for [`MEMBERS_PERIOD`].
+            // is not read again, a new worker is counted from the measurement after its birth
+            // (found later, its bytes until then would be missed), and one gone is noticed even
+            // where nothing is read per process. A process tree's processes are kept for
+            // [`MEMBERS_PERIOD`].
             let by_cgroup = files.as_deref().filter(|f| f.procs.is_some());
             let known_here = known
                 .as_ref()
@@ -341,8 +341,8 @@ impl ProcJobs {
                 .filter(|_| by_cgroup.is_none())
                 .cloned();
             // Its processes: a cgroup job's are those of its cgroup, a process tree's those
-            // below its top; both kept between look-ups. `fresh` holds the `stat`s a look-up
-            // just read.
+            // below its top (kept between look-ups). `fresh` holds the `stat`s a look-up just
+            // read.
             let mut fresh: HashMap<u32, Stat> = HashMap::new();
             let (looked_up, pids, whole) = match known_here {
                 Some(found) => found,
