@@ -15,6 +15,7 @@ pub mod protocol;
 pub mod replay;
 pub mod rollup;
 pub mod schema;
+pub mod series;
 pub mod summary;
 pub mod units;
 pub mod window;
