@@ -29,6 +29,7 @@
 pub mod access;
 pub mod cli;
 pub mod collect;
+pub mod history;
 pub mod host_feed;
 pub mod http;
 pub mod ingest;

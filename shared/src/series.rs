@@ -478,14 +478,16 @@ pub fn shape_hash(frame: &Frame) -> u64 {
     for d in &frame.block_devices {
         (&d.name, d.rotational, &d.partitions).hash(&mut h);
     }
-    frame
-        .system
-        .as_ref()
-        .map(|s| s.cpu_count)
-        .hash(&mut h);
+    frame.system.as_ref().map(|s| s.cpu_count).hash(&mut h);
     for j in &frame.jobs {
         (j.kind as u8, &j.id, &j.step, &j.name, &j.user).hash(&mut h);
-        (&j.gpu_pids, j.workers, j.cpu_from_cgroup, j.memory_from_cgroup).hash(&mut h);
+        (
+            &j.gpu_pids,
+            j.workers,
+            j.cpu_from_cgroup,
+            j.memory_from_cgroup,
+        )
+            .hash(&mut h);
         (j.io.as_ref().map(|io| io.counter as u8), &j.io_absent).hash(&mut h);
         for g in &j.gpus {
             (g.index, &g.uuid, g.mig).hash(&mut h);

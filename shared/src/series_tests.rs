@@ -80,9 +80,12 @@ fn a_shape_takes_its_figures_from_the_series_not_from_itself() {
 fn a_figure_with_no_value_is_absent_never_zero() {
     let frame = fixture();
     let rebuilt = rebuild(&frame, frame.t_ms, |_, _, _| None);
-    assert!(rebuilt.gpus.iter().all(|g| g.memory.is_none()
-        && g.utilization_gpu_pct.is_none()
-        && g.power_w.is_none()));
+    assert!(
+        rebuilt
+            .gpus
+            .iter()
+            .all(|g| g.memory.is_none() && g.utilization_gpu_pct.is_none() && g.power_w.is_none())
+    );
     assert!(rebuilt.mounts.iter().all(|m| m.used_bytes.is_none()));
     assert!(rebuilt.block_devices.iter().all(|d| d.util_pct.is_none()));
     let s = rebuilt.system.expect("the shape had system figures");

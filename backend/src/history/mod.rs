@@ -1,0 +1,216 @@
+//! The history a `serve` keeps of its own host (docs/history.md): every series its charts draw,
+//! the verdict segments and events, in an embedded redb file under the state directory, in
+//! three tiers (1 s, 1 min, 1 h).
+//!
+//! Data flows one way: the sampler thread's [`Sink`] -> a bounded channel -> the writer thread
+//! ([`writer`]) -> the [`Store`]. Readers (`GET /api/history`) read the store from any thread;
+//! redb gives them a consistent snapshot while the writer commits.
+
+mod block;
+mod events;
+pub mod read;
+mod seal;
+mod sink;
+mod store;
+mod tables;
+mod writer;
+
+pub use read::{Answer, Piece, Segment, SeriesPoints};
+pub use sink::Sink;
+pub use store::{FILE, SetAside, Store, StoreError};
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::thread::JoinHandle;
+
+/// `--history-max`'s default.
+pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+/// Samples the channel holds before the sink drops them (a minute at 1 Hz, plus shapes).
+const QUEUE: usize = 128;
+
+/// What the writer has done, for `/metrics` and the page.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Batches committed.
+    pub commits: AtomicU64,
+    /// Commits refused by a full disk.
+    pub full: AtomicU64,
+    /// Commits that failed otherwise.
+    pub failed: AtomicU64,
+    /// Samples or rows dropped (the queue was full, or writing was paused too long).
+    pub dropped: AtomicU64,
+}
+
+/// The state the writer and the readers share.
+pub struct Shared {
+    dir: PathBuf,
+    max_bytes: u64,
+    store: RwLock<Option<Store>>,
+    paused: Mutex<Option<String>>,
+    set_aside: Option<SetAside>,
+    counters: Arc<Counters>,
+}
+
+impl Shared {
+    fn with_store<T>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let guard = self.store.read().unwrap_or_else(PoisonError::into_inner);
+        match guard.as_ref() {
+            Some(store) => f(store),
+            None => Err(StoreError::Db(redb::Error::DatabaseClosed)),
+        }
+    }
+
+    fn set_paused(&self, why: Option<String>) {
+        *self.paused.lock().unwrap_or_else(PoisonError::into_inner) = why;
+    }
+
+    /// Closes the file and opens it again (after an I/O error redb wants that); when it cannot
+    /// be opened now, the next try does it.
+    fn reopen(&self) {
+        let mut guard = self.store.write().unwrap_or_else(PoisonError::into_inner);
+        *guard = None;
+        match Store::open(&self.dir) {
+            Ok((store, aside)) => {
+                if let Some(aside) = aside {
+                    tracing::error!(moved_to = %aside.path.display(), reason = %aside.reason, "history: the file was set aside");
+                }
+                *guard = Some(store);
+            }
+            Err(e) => tracing::debug!(error = %e, "history: cannot open the file yet"),
+        }
+    }
+
+    /// Over `--history-max`: drops the oldest data, finest tier first, to 70% of it and
+    /// compacts the file.
+    fn hold_cap(&self) {
+        let over = self
+            .with_store(|s| Ok(s.file_bytes() > self.max_bytes))
+            .unwrap_or(false);
+        if !over {
+            return;
+        }
+        match self.with_store(|s| s.trim(self.max_bytes / 10 * 7)) {
+            Ok(dropped) => tracing::info!(
+                dropped,
+                max_bytes = self.max_bytes,
+                "history: the oldest data dropped to stay under --history-max"
+            ),
+            Err(e) => return tracing::warn!(error = %e, "history: cannot drop old data"),
+        }
+        let mut guard = self.store.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(store) = guard.as_mut()
+            && let Err(e) = store.db.compact()
+        {
+            tracing::debug!(error = %e, "history: compaction put off");
+        }
+    }
+}
+
+/// What the page and `/metrics` say about the history.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Status {
+    pub dir: PathBuf,
+    /// The file's size.
+    pub bytes: u64,
+    pub max_bytes: u64,
+    /// Why writing is paused, while it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<String>,
+    /// A file that could not be opened at start and was moved aside: where to, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub set_aside: Option<String>,
+    pub commits: u64,
+    pub full: u64,
+    pub failed: u64,
+    pub dropped: u64,
+}
+
+/// An open history: its readers' handle (clone it freely) and, until [`History::close`], its
+/// writer thread.
+#[derive(Clone)]
+pub struct History {
+    shared: Arc<Shared>,
+    writer: Arc<Mutex<Option<JoinHandle<()>>>>,
+}
+
+impl History {
+    /// Opens (or makes) the history in `dir` and starts its writer; the [`Sink`] feeds it. A file
+    /// that cannot be opened is set aside (named in [`Status::set_aside`]) and a fresh one made.
+    pub fn open(dir: &Path, max_bytes: u64) -> Result<(History, Sink), StoreError> {
+        let (store, set_aside) = Store::open(dir)?;
+        if let Some(a) = &set_aside {
+            tracing::error!(moved_to = %a.path.display(), reason = %a.reason, "history: the file could not be opened and was set aside; a fresh one is kept from now on");
+        }
+        let known = store.items()?;
+        let counters = Arc::new(Counters::default());
+        let shared = Arc::new(Shared {
+            dir: dir.to_owned(),
+            max_bytes,
+            store: RwLock::new(Some(store)),
+            paused: Mutex::new(None),
+            set_aside,
+            counters: counters.clone(),
+        });
+        let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+        let for_writer = shared.clone();
+        let handle = std::thread::Builder::new()
+            .name("vramio-history".into())
+            .spawn(move || writer::run(for_writer, rx))
+            .map_err(|e| StoreError::Db(e.into()))?;
+        let history = History {
+            shared,
+            writer: Arc::new(Mutex::new(Some(handle))),
+        };
+        Ok((history, Sink::new(tx, known, counters)))
+    }
+
+    /// Every series in `[from_ms, to_ms)` at about `points` points, with the segments and events.
+    pub fn read(&self, from_ms: u64, to_ms: u64, points: usize) -> Result<Answer, StoreError> {
+        self.shared.with_store(|s| s.read(from_ms, to_ms, points))
+    }
+
+    pub fn status(&self) -> Status {
+        let c = &self.shared.counters;
+        Status {
+            dir: self.shared.dir.clone(),
+            bytes: self.shared.with_store(|s| Ok(s.file_bytes())).unwrap_or(0),
+            max_bytes: self.shared.max_bytes,
+            paused: self
+                .shared
+                .paused
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+            set_aside: self
+                .shared
+                .set_aside
+                .as_ref()
+                .map(|a| format!("{} ({})", a.path.display(), a.reason)),
+            commits: c.commits.load(Ordering::Relaxed),
+            full: c.full.load(Ordering::Relaxed),
+            failed: c.failed.load(Ordering::Relaxed),
+            dropped: c.dropped.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Waits for the writer to commit what it holds and end; its [`Sink`] must be gone (the
+    /// sampler stopped) for it to end.
+    pub fn close(&self) {
+        let handle = self
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "history_tests.rs"]
+mod tests;

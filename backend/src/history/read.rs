@@ -1,0 +1,332 @@
+//! Reading a range: each series' points at the tier that fits the points asked for, stitched
+//! from the finer tiers where the chosen one is not built yet and from coarser ones where it is
+//! no longer kept, then the verdict segments and events of the range (docs/api.md#history).
+
+use super::block;
+use super::seal::roll_up;
+use super::store::{Store, StoreError};
+use super::tables::{
+    EVENTS, ITEMS, META, ROW_SECONDS, ROWS, SEGMENTS, TIERS, Tier, parse_item_key, samples,
+};
+use redb::{ReadTransaction, ReadableDatabase, ReadableTable};
+use serde::{Deserialize, Serialize};
+use shared::diagnosis::{Finding, Severity, Verdict};
+use shared::rollup::Point;
+use shared::series::{Scope, Unit};
+use std::collections::HashMap;
+
+/// A stretch of one verdict and severity (findings as they were when it began).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    pub from_ms: u64,
+    /// When it was last seen to hold.
+    pub to_ms: u64,
+    pub verdict: Verdict,
+    pub severity: Severity,
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+}
+
+/// One series of an answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeriesPoints {
+    pub scope: Scope,
+    pub item: String,
+    pub metric: String,
+    pub unit: Unit,
+    /// `[t_ms, min, mean, max]`, ascending.
+    pub points: Vec<(u64, f64, f64, f64)>,
+}
+
+/// Which resolution a part of the range was read at.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Piece {
+    pub from_ms: u64,
+    pub to_ms: u64,
+    pub step_ms: u64,
+}
+
+/// What `GET /api/history` answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    pub from_ms: u64,
+    pub to_ms: u64,
+    /// The width of one point.
+    pub step_ms: u64,
+    /// The resolution each part of the range was stored at (minute data where 1 s is no longer
+    /// kept, hours where minutes are not).
+    pub tiers: Vec<Piece>,
+    pub series: Vec<SeriesPoints>,
+    pub segments: Vec<Segment>,
+    pub events: Vec<serde_json::Value>,
+}
+
+/// Where a part of the range is read from.
+#[derive(Clone, Copy)]
+enum Source {
+    Tier(Tier),
+    /// The batch rows not sealed yet.
+    Rows,
+}
+
+impl Source {
+    fn step(self) -> u64 {
+        match self {
+            Source::Tier(t) => t.step,
+            Source::Rows => 1,
+        }
+    }
+}
+
+fn meta(r: &ReadTransaction, key: &str) -> Result<Option<u64>, redb::Error> {
+    match r.open_table(META) {
+        Ok(t) => Ok(t.get(key)?.map(|v| v.value())),
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The parts of `[from, to)` (seconds) and where each is read from, for points of `step`.
+fn plan(
+    r: &ReadTransaction,
+    from: u64,
+    to: u64,
+    step: u64,
+) -> Result<Vec<(Source, u64, u64)>, redb::Error> {
+    // Each tier holds [from, done); the rows hold everything after the 1 s tier's done.
+    let mut spans = Vec::new();
+    for tier in TIERS {
+        let done = meta(r, &tier.done_key())?.unwrap_or(0);
+        let start = meta(r, &tier.start_key())?.unwrap_or(done);
+        spans.push((Source::Tier(tier), start, done));
+    }
+    let rows_from = spans[0].2;
+    let target = TIERS.iter().rposition(|t| t.step <= step).unwrap_or(0);
+    let mut parts = Vec::new();
+    let mut push = |source: Source, a: u64, b: u64| {
+        let (a, b) = (a.max(from), b.min(to));
+        if a < b {
+            parts.push((source, a, b));
+        }
+    };
+    // Before the target tier's oldest block: the coarser tiers, newest first.
+    let mut before = spans[target].1;
+    for &(source, start, done) in &spans[target + 1..] {
+        push(source, start, before.min(done));
+        before = before.min(start);
+    }
+    // The target tier, then the finer ones after where it is built to, then the rows.
+    let mut after = spans[target].1;
+    for &(source, start, done) in spans[..=target].iter().rev() {
+        push(source, start.max(after), done);
+        after = after.max(done);
+    }
+    push(Source::Rows, rows_from.max(after), u64::MAX);
+    parts.sort_by_key(|p| p.1);
+    Ok(parts)
+}
+
+fn read_tier(
+    r: &ReadTransaction,
+    tier: Tier,
+    id: u32,
+    from: u64,
+    to: u64,
+    out: &mut Vec<(u64, Point)>,
+) -> Result<(), redb::Error> {
+    let table = match r.open_table(tier.table) {
+        Ok(t) => t,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let first = from - from % tier.block;
+    for entry in table.range((id, first)..(id, to))? {
+        let (_, bytes) = entry?;
+        // A damaged block is a gap, not a failed answer.
+        if let Ok(points) = block::decode(bytes.value()) {
+            out.extend(points.into_iter().filter(|(t, _)| *t >= from && *t < to));
+        }
+    }
+    Ok(())
+}
+
+/// The rows' samples in `[from, to)`, by series id, as 1 s points.
+fn read_rows(
+    r: &ReadTransaction,
+    from: u64,
+    to: u64,
+) -> Result<HashMap<u32, Vec<(u64, Point)>>, redb::Error> {
+    let mut out: HashMap<u32, Vec<(u64, Point)>> = HashMap::new();
+    let table = match r.open_table(ROWS) {
+        Ok(t) => t,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(out),
+        Err(e) => return Err(e.into()),
+    };
+    let first = from - from % ROW_SECONDS;
+    for entry in table.range(first..to)? {
+        let (_, row) = entry?;
+        for (t_ms, values) in samples(row.value()) {
+            let t = t_ms / 1000;
+            if t < from || t >= to {
+                continue;
+            }
+            for (id, v) in values {
+                if v.is_finite() {
+                    out.entry(id).or_default().push((
+                        t,
+                        Point {
+                            min: v,
+                            mean: v,
+                            max: v,
+                            samples: 1,
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    for points in out.values_mut() {
+        points.sort_by_key(|(t, _)| *t);
+    }
+    Ok(out)
+}
+
+impl Store {
+    /// Every series with a point in `[from_ms, to_ms)`, at most about `points` points each.
+    pub fn read(&self, from_ms: u64, to_ms: u64, points: usize) -> Result<Answer, StoreError> {
+        let r = self.db.begin_read().map_err(redb::Error::from)?;
+        read_in(&r, from_ms, to_ms.max(from_ms + 1), points.clamp(1, 20_000))
+            .map_err(StoreError::Db)
+    }
+}
+
+fn read_in(
+    r: &ReadTransaction,
+    from_ms: u64,
+    to_ms: u64,
+    points: usize,
+) -> Result<Answer, redb::Error> {
+    let (from, to) = (from_ms / 1000, to_ms.div_ceil(1000));
+    let wanted = ((to - from) / points as u64).max(1);
+    let parts = plan(r, from, to, wanted)?;
+    let step = parts
+        .iter()
+        .filter(|(s, _, _)| !matches!(s, Source::Rows))
+        .map(|(s, _, _)| s.step())
+        .min()
+        .unwrap_or(1);
+    // Points as wide as asked, in whole multiples of the finest tier read.
+    let width = wanted.div_ceil(step).max(1) * step;
+    let rows = if parts.iter().any(|p| matches!(p.0, Source::Rows)) {
+        let (_, a, b) = parts
+            .iter()
+            .find(|p| matches!(p.0, Source::Rows))
+            .copied()
+            .unwrap_or((Source::Rows, 0, 0));
+        read_rows(r, a, b)?
+    } else {
+        HashMap::new()
+    };
+    let mut series = Vec::new();
+    let items = match r.open_table(ITEMS) {
+        Ok(t) => {
+            let mut v = Vec::new();
+            for entry in t.iter()? {
+                let (k, base) = entry?;
+                if let Some((scope, item)) = parse_item_key(k.value()) {
+                    v.push((scope, item, base.value()));
+                }
+            }
+            v
+        }
+        Err(redb::TableError::TableDoesNotExist(_)) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    for (scope, item, base) in items {
+        for (i, metric) in scope.metrics().iter().enumerate() {
+            let id = base + i as u32;
+            let mut pts = Vec::new();
+            for &(source, a, b) in &parts {
+                match source {
+                    Source::Tier(tier) => read_tier(r, tier, id, a, b, &mut pts)?,
+                    Source::Rows => pts.extend(rows.get(&id).into_iter().flatten().copied()),
+                }
+            }
+            if pts.is_empty() {
+                continue;
+            }
+            series.push(SeriesPoints {
+                scope,
+                item: item.clone(),
+                metric: metric.name.to_owned(),
+                unit: metric.unit,
+                points: roll_up(pts, width)
+                    .into_iter()
+                    .map(|(t, p)| (t * 1000, p.min, p.mean, p.max))
+                    .collect(),
+            });
+        }
+    }
+    series.sort_by(|a, b| (a.scope, &a.item, &a.metric).cmp(&(b.scope, &b.item, &b.metric)));
+    Ok(Answer {
+        from_ms,
+        to_ms,
+        step_ms: width * 1000,
+        tiers: parts
+            .iter()
+            .map(|&(s, a, b)| Piece {
+                from_ms: a * 1000,
+                to_ms: b.min(to) * 1000,
+                step_ms: s.step() * 1000,
+            })
+            .collect(),
+        series,
+        segments: segments(r, from_ms, to_ms)?,
+        events: events(r, from_ms, to_ms)?,
+    })
+}
+
+/// The segments that overlap `[from_ms, to_ms)`.
+fn segments(r: &ReadTransaction, from_ms: u64, to_ms: u64) -> Result<Vec<Segment>, redb::Error> {
+    let table = match r.open_table(SEGMENTS) {
+        Ok(t) => t,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = Vec::new();
+    for entry in table.range(..to_ms)?.rev() {
+        let (_, json) = entry?;
+        let Ok(seg) = serde_json::from_slice::<Segment>(json.value()) else {
+            continue;
+        };
+        if seg.to_ms < from_ms {
+            break;
+        }
+        out.push(seg);
+    }
+    out.reverse();
+    Ok(out)
+}
+
+fn events(
+    r: &ReadTransaction,
+    from_ms: u64,
+    to_ms: u64,
+) -> Result<Vec<serde_json::Value>, redb::Error> {
+    let table = match r.open_table(EVENTS) {
+        Ok(t) => t,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = Vec::new();
+    for entry in table.range((from_ms, 0)..(to_ms, 0))? {
+        let (_, json) = entry?;
+        if let Ok(v) = serde_json::from_slice(json.value()) {
+            out.push(v);
+        }
+        if out.len() >= 10_000 {
+            break;
+        }
+    }
+    Ok(out)
+}

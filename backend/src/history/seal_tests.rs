@@ -1,0 +1,155 @@
+//! Sealing, the tiers and reading a range, on a store filled hours at a time.
+
+use super::super::store::{Batch, Store};
+use super::super::tables::{ROW_SECONDS, item_key, push_sample};
+use shared::series::Scope;
+
+/// 2023-11-14 22:00:00 UTC, the start of a 10-minute block and of an hour (not of 6 hours).
+const T0: u64 = 1_700_000_400 - 1_700_000_400 % 3600;
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("vramio-seal-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Host CPU (series id 0) at 1 Hz for `secs` from `from`: 10 % but 100 % at `spike`.
+fn fill(store: &Store, from: u64, secs: u64, spike: u64) {
+    let mut batch = Batch {
+        items: vec![(item_key(Scope::Host, ""), 0)],
+        ..Batch::default()
+    };
+    let mut window = None;
+    let mut row = Vec::new();
+    for t in from..from + secs {
+        let w = t - t % ROW_SECONDS;
+        if window.is_some_and(|x| x != w) {
+            batch
+                .rows
+                .push((window.unwrap_or(0), std::mem::take(&mut row)));
+        }
+        window = Some(w);
+        let v = if t == spike { 100.0 } else { 10.0 };
+        push_sample(&mut row, t * 1000 + 250, &[(0, v)]);
+        if batch.rows.len() >= 360 {
+            store.commit(&batch).expect("commit");
+            batch = Batch::default();
+        }
+    }
+    batch.rows.push((window.unwrap_or(0), row));
+    store.commit(&batch).expect("commit");
+}
+
+fn cpu(answer: &super::super::Answer) -> &Vec<(u64, f64, f64, f64)> {
+    &answer
+        .series
+        .iter()
+        .find(|s| s.scope == Scope::Host && s.metric == "cpu_pct")
+        .expect("cpu series")
+        .points
+}
+
+#[test]
+fn a_one_second_spike_is_the_max_of_its_minute_and_its_hour_after_sealing() {
+    let dir = temp_dir("spike");
+    let (store, aside) = Store::open(&dir).expect("opens");
+    assert!(aside.is_none());
+    let spike = T0 + 3 * 3600 + 1234;
+    // 8 hours: past a 6-hour boundary, so minutes are built from the seconds.
+    fill(&store, T0, 8 * 3600, spike);
+    let now = T0 + 8 * 3600;
+    let sealed = store.seal(now).expect("seals");
+    assert!(sealed.blocks >= 8 * 6, "{sealed:?}");
+    assert_eq!(
+        store.row_count().expect("rows"),
+        0,
+        "every whole block sealed"
+    );
+
+    // One point an hour: the hour of the spike has max 100 and a mean of 3,599 tens and one 100.
+    let a = store.read(T0 * 1000, now * 1000, 8).expect("reads");
+    assert_eq!(a.step_ms, 3_600_000);
+    let pts = cpu(&a);
+    assert_eq!(pts.len(), 8, "{pts:?}");
+    let hour = pts
+        .iter()
+        .find(|p| p.0 == (T0 + 3 * 3600) * 1000)
+        .expect("the spike's hour");
+    assert_eq!((hour.1, hour.3), (10.0, 100.0));
+    assert!(
+        (hour.2 - (10.0 * 3599.0 + 100.0) / 3600.0).abs() < 1e-9,
+        "{hour:?}"
+    );
+    assert!(pts.iter().filter(|p| p.3 == 100.0).count() == 1);
+
+    // One point a minute over the spike's hour: read from the minute tier where it is built.
+    let h = (T0 + 3 * 3600) * 1000;
+    let a = store.read(h, h + 3_600_000, 60).expect("reads");
+    assert_eq!(a.step_ms, 60_000);
+    assert!(a.tiers.iter().any(|p| p.step_ms == 60_000), "{:?}", a.tiers);
+    let pts = cpu(&a);
+    assert_eq!(pts.len(), 60);
+    let minute = (spike - spike % 60) * 1000;
+    let m = pts
+        .iter()
+        .find(|p| p.0 == minute)
+        .expect("the spike's minute");
+    assert_eq!((m.1, m.3), (10.0, 100.0));
+
+    // Each second, from the 1 s tier.
+    let a = store
+        .read(spike * 1000 - 5_000, spike * 1000 + 5_000, 100)
+        .expect("reads");
+    assert_eq!(a.step_ms, 1000);
+    let pts = cpu(&a);
+    assert_eq!(pts.len(), 10);
+    assert_eq!(
+        pts.iter().find(|p| p.0 == spike * 1000).map(|p| p.2),
+        Some(100.0)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unsealed_rows_are_read_and_old_seconds_give_way_to_minutes() {
+    let dir = temp_dir("retention");
+    let (store, _) = Store::open(&dir).expect("opens");
+    fill(&store, T0, 7 * 3600, 0);
+    store.seal(T0 + 7 * 3600).expect("seals");
+    // A last half window not sealed yet is read from the rows.
+    fill(&store, T0 + 7 * 3600, 300, 0);
+    let a = store
+        .read((T0 + 7 * 3600) * 1000, (T0 + 7 * 3600 + 300) * 1000, 1000)
+        .expect("reads");
+    assert_eq!(cpu(&a).len(), 300);
+
+    // Three days on, the 1 s blocks of the first hours are gone: the range is read in minutes.
+    let later = T0 + 3 * 86_400;
+    let sealed = store.seal(later).expect("seals");
+    assert!(sealed.dropped > 0, "{sealed:?}");
+    let a = store
+        .read(T0 * 1000, (T0 + 600) * 1000, 600)
+        .expect("reads");
+    assert!(a.tiers.iter().all(|p| p.step_ms >= 60_000), "{:?}", a.tiers);
+    assert_eq!(cpu(&a).len(), 10, "10 minutes in minutes");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn trimming_drops_the_oldest_seconds_first() {
+    let dir = temp_dir("trim");
+    let (store, _) = Store::open(&dir).expect("opens");
+    fill(&store, T0, 7 * 3600, 0);
+    store.seal(T0 + 7 * 3600).expect("seals");
+    let dropped = store.trim(0).expect("trims");
+    assert!(dropped > 0);
+    let a = store
+        .read(T0 * 1000, (T0 + 7 * 3600) * 1000, 25_200)
+        .expect("reads");
+    assert!(
+        a.tiers.iter().all(|p| p.step_ms > 1000),
+        "no seconds left: {:?}",
+        a.tiers
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
