@@ -108,6 +108,7 @@ fn bench(c: &mut Criterion) {
         options: Options::default(),
         hosts: vec![HostData::up("node", frame, Some(diagnosis))],
         viewers: Some(1),
+        history: None,
     };
     let size = typed.clone().render().expect("render").len();
     println!("one host: {size} bytes of exposition");

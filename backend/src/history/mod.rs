@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::thread::JoinHandle;
 
 /// `--history-max`'s default.
-pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+pub const DEFAULT_MAX_BYTES: u64 = 256_000_000;
 /// Samples the channel holds before the sink drops them (a minute at 1 Hz, plus shapes).
 const QUEUE: usize = 128;
 

@@ -83,6 +83,8 @@ pub struct Diagnoser {
     diagnosed_at: Option<u64>,
     /// Frame time between diagnoses (0: every frame).
     every_ms: u64,
+    /// Where each published frame and verdict is kept (docs/history.md), when it is.
+    history: Option<crate::history::Sink>,
 }
 
 impl Diagnoser {
@@ -95,6 +97,15 @@ impl Diagnoser {
             sent: None,
             diagnosed_at: None,
             every_ms: 0,
+            history: None,
+        }
+    }
+
+    /// Hands each frame published and each verdict to `sink` (a sampled host's history).
+    pub fn with_history(self, sink: Option<crate::history::Sink>) -> Self {
+        Diagnoser {
+            history: sink,
+            ..self
         }
     }
 
@@ -178,8 +189,14 @@ impl Diagnoser {
             Err(e) => return tracing::error!(error = %e, "cannot encode frame"),
         };
         let seq = prepared.seq();
+        if let Some(h) = &mut self.history {
+            h.frame(&frame);
+        }
         let diagnosis = self.observe(frame).map(|d| hub.encode_diagnosis(seq, d));
         prepared.commit();
+        if let (Some(h), Some(d)) = (&mut self.history, &self.prev) {
+            h.diagnosis(d);
+        }
         match diagnosis {
             Some(Ok(entry)) => hub.store_diagnosis(entry),
             Some(Err(e)) => tracing::error!(error = %e, "cannot encode diagnosis"),

@@ -13,7 +13,7 @@ use super::error::{ApiCode, error_response};
 use super::metrics_route;
 use super::share_routes;
 use super::state::AppState;
-use super::{replay_route, status_routes, ws_route};
+use super::{history_route, replay_route, status_routes, ws_route};
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::response::Response;
@@ -44,6 +44,7 @@ pub fn app(state: AppState) -> Router<()> {
         .route("/api/health", get(status_routes::health))
         .route("/api/schema", get(schema))
         .route("/api/replay", get(replay_route::replay))
+        .route("/api/history", get(history_route::history))
         .route("/api/{*rest}", any(api_not_found))
         .route_layer(axum::middleware::from_fn(auth::require_viewer));
     let admin = Router::new()

@@ -29,11 +29,15 @@ pub async fn metrics(
     let viewers = state.viewers.in_use();
     let fleet = state.fleet.clone();
     let options = state.metrics.options;
+    let history = state.history.clone();
     // A hub of hundreds of hosts takes milliseconds to encode: not on the thread every
     // connection shares.
-    let encoded =
-        tokio::task::spawn_blocking(move || Scrape::of_fleet(&fleet, options, viewers).render())
-            .await;
+    let encoded = tokio::task::spawn_blocking(move || {
+        let mut scrape = Scrape::of_fleet(&fleet, options, viewers);
+        scrape.history = history.as_ref().map(crate::history::History::status);
+        scrape.render()
+    })
+    .await;
     match encoded {
         Ok(Ok(text)) => {
             let mut resp = text.into_response();

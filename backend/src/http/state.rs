@@ -38,6 +38,8 @@ pub struct AppState {
     pub metrics: MetricsPolicy,
     /// The replay being served (`vramio replay`), for `/api/replay`.
     pub replay: Option<Arc<crate::ingest::player::Replay>>,
+    /// The history of the first host, which this server samples (`serve`), for `/api/history`.
+    pub history: Option<crate::history::History>,
 }
 
 impl AppState {
@@ -67,6 +69,7 @@ impl AppState {
             },
             viewers: ViewerSlots::default(),
             replay: None,
+            history: None,
         }
     }
 }

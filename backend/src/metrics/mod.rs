@@ -99,6 +99,9 @@ pub struct Scrape {
     /// WebSocket viewers connected to this server now; `None` leaves the server's own families
     /// (`vramio_viewers`, `vramio_build_info`) without samples, as in a part of a larger scrape.
     pub viewers: Option<usize>,
+    /// What this server's history writer has done (docs/history.md#durable); `None` without one,
+    /// and in a part of a larger scrape.
+    pub history: Option<crate::history::Status>,
 }
 
 /// From this many hosts on, a scrape renders each host alone, spread over the cores, and merges
@@ -148,6 +151,7 @@ impl Scrape {
             options,
             hosts,
             viewers: Some(viewers),
+            history: None,
         }
     }
 
@@ -165,6 +169,7 @@ impl Scrape {
                 options,
                 hosts: vec![h.clone()],
                 viewers: None,
+                history: None,
             }
             .render_whole()
         };
@@ -188,6 +193,7 @@ impl Scrape {
                 options,
                 hosts: Vec::new(),
                 viewers: self.viewers,
+                history: self.history,
             }
             .render_whole()?,
         );

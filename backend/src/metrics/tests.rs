@@ -77,6 +77,7 @@ fn single() -> Scrape {
         options: Options::default(),
         hosts: vec![HostData::up("gpu-node-7", frame, Some(diagnosis))],
         viewers: Some(2),
+        history: None,
     }
 }
 
@@ -92,6 +93,7 @@ fn hub() -> Scrape {
             HostData::down("gpu-node-8"),
         ],
         viewers: Some(0),
+        history: None,
     }
 }
 
@@ -220,6 +222,7 @@ fn hostile_label_values_are_escaped() {
         options: Options::default(),
         hosts: vec![HostData::up("h", frame, None)],
         viewers: Some(0),
+        history: None,
     };
     let text = scrape.render().expect("encodes");
     assert!(
@@ -257,6 +260,7 @@ fn many_hosts_rendered_in_parallel_give_the_same_bytes_as_one_pass() {
         },
         hosts,
         viewers: Some(3),
+        history: None,
     };
     let whole = scrape.clone().render_whole().expect("one pass");
     let parallel = scrape.render().expect("in parallel");
@@ -287,6 +291,7 @@ fn job_series_are_capped_per_host_and_hide_users_unless_shown() {
             Some(diagnosis.clone()),
         )],
         viewers: None,
+        history: None,
     };
     let text = scrape(true).render().expect("encodes");
     let info = samples(&text, "vramio_job_info");
@@ -321,6 +326,7 @@ fn a_user_name_inside_a_job_name_is_hidden_unless_users_are_shown() {
         },
         hosts: vec![HostData::up("gpu-node-7", frame.clone(), None)],
         viewers: None,
+        history: None,
     };
     let shown = scrape(true).render().expect("encodes");
     assert!(
@@ -371,6 +377,7 @@ fn each_job_has_its_verdict_and_whom_it_contends_with() {
         options: Options::default(),
         hosts: vec![HostData::up("gpu-node-7", frame.clone(), Some(diagnosis))],
         viewers: None,
+        history: None,
     }
     .render()
     .expect("encodes");
@@ -401,6 +408,7 @@ fn each_job_has_its_verdict_and_whom_it_contends_with() {
         options: Options::default(),
         hosts: vec![HostData::up("gpu-node-7", frame, None)],
         viewers: None,
+        history: None,
     }
     .render()
     .expect("encodes");
@@ -423,6 +431,7 @@ fn a_jobs_cgroup_io_is_per_device() {
         options: Options::default(),
         hosts: vec![HostData::up("gpu-node-7", frame, Some(diagnosis))],
         viewers: None,
+        history: None,
     }
     .render()
     .expect("encodes");
@@ -445,6 +454,7 @@ fn two_jobs_named_alike_never_give_clashing_series() {
         options: Options::default(),
         hosts: vec![HostData::up("gpu-node-7", frame, Some(diagnosis))],
         viewers: None,
+        history: None,
     }
     .render()
     .expect("encodes");

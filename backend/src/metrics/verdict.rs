@@ -145,6 +145,32 @@ fn self_families(s: &Scrape, out: &mut Out) -> fmt::Result {
             )
         }),
     )?;
+    let h = s.history.as_ref();
+    out.gauge(
+        "vramio_history_bytes",
+        "Size of the history file on disk (docs/history.md).",
+        h.map(|h| (Labels::new(), h.bytes as f64)),
+    )?;
+    out.gauge(
+        "vramio_history_write_paused",
+        "Whether writing the history is paused now (1: a full disk or a failed write; it resumes by itself).",
+        h.map(|h| (Labels::new(), if h.paused.is_some() { 1.0 } else { 0.0 })),
+    )?;
+    out.counter(
+        "vramio_history_disk_full",
+        "History commits refused because the disk was full.",
+        h.map(|h| (Labels::new(), h.full)),
+    )?;
+    out.counter(
+        "vramio_history_write_errors",
+        "History commits that failed for another reason than a full disk.",
+        h.map(|h| (Labels::new(), h.failed)),
+    )?;
+    out.counter(
+        "vramio_history_dropped",
+        "History samples dropped (the writer fell behind, or writing was paused over 10 minutes).",
+        h.map(|h| (Labels::new(), h.dropped)),
+    )?;
     if s.options.hub_mode {
         out.gauge(
             "vramio_host_up",

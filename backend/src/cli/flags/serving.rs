@@ -135,6 +135,55 @@ pub struct ServeArgs {
     pub diagnosis: DiagnosisArgs,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+}
+
+/// Where `serve` keeps its history (docs/history.md).
+#[derive(Debug, Clone, clap::Args)]
+pub struct HistoryArgs {
+    /// Directory of the history store [default: STATE_DIR/history]. On HPC nodes, where the home
+    /// directory is often NFS, give a local disk.
+    #[arg(long, env = "VRAMIO_HISTORY_DIR", value_name = "DIR")]
+    pub history_dir: Option<PathBuf>,
+    /// Largest size of the history on disk: the oldest data of the finest tier goes first
+    /// (`256MB`, `2GB`, `512MiB`).
+    #[arg(long, env = "VRAMIO_HISTORY_MAX", value_name = "SIZE", default_value = "256MB", value_parser = parse_size)]
+    pub history_max: u64,
+    /// Keep no history (the page then shows the last 15 minutes, as before).
+    #[arg(long, env = "VRAMIO_NO_HISTORY", conflicts_with = "history_dir")]
+    pub no_history: bool,
+}
+
+/// `256MB`, `2GB`, `512MiB`, `1048576`: a size in bytes, at least 1 MB.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" | "k" => 1_000,
+        "mb" | "m" => 1_000_000,
+        "gb" | "g" => 1_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "`{s}` is not a size: a number and MB, GB, MiB or GiB"
+            ));
+        }
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size: a number and MB, GB, MiB or GiB"))?;
+    let bytes = n
+        .checked_mul(mult)
+        .ok_or_else(|| format!("`{s}` is too large"))?;
+    if bytes < 1_000_000 {
+        return Err(format!("`{s}` is too small for a history: at least 1MB"));
+    }
+    Ok(bytes)
 }
 
 impl ServeArgs {

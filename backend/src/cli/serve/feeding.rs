@@ -25,13 +25,15 @@ impl Feeding {
         local: LocalHost,
         thresholds: Thresholds,
         sampling: &SamplingArgs,
+        history: Option<crate::history::Sink>,
     ) -> anyhow::Result<Feeding> {
         match local {
             LocalHost::Sampled(hub) => {
                 let sources = Sources::system_default(sampling.nvml_lib.clone())
                     .with_job_map(sampling.job_map_dir.clone());
-                let diagnoser =
-                    Diagnoser::new(thresholds, DEFAULT_WINDOW).diagnosing_every(DIAGNOSE_EVERY);
+                let diagnoser = Diagnoser::new(thresholds, DEFAULT_WINDOW)
+                    .diagnosing_every(DIAGNOSE_EVERY)
+                    .with_history(history);
                 let config = SamplerConfig {
                     host: hub.host().to_owned(),
                     interval: sampling.interval,
@@ -82,6 +84,7 @@ mod tests {
             LocalHost::Played(hub.clone(), replay),
             Thresholds::default(),
             &args.sampling,
+            None,
         )
         .expect("starts");
         assert!(matches!(feeding, Feeding::Player(_)));

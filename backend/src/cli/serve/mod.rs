@@ -87,9 +87,14 @@ async fn serve_until_signal(
         },
         public: args.metrics.metrics_public,
     };
+    let (history, sink) = match kind {
+        ServerKind::Serve => open_history(&args, &access),
+        _ => (None, None),
+    };
+    state.history = history.clone();
     let (shutdown, sessions) = (state.shutdown.clone(), state.sessions.clone());
     let feeding = match hosts.start(&shutdown) {
-        Some(local) => Some(Feeding::start(local, thresholds, &args.sampling)?),
+        Some(local) => Some(Feeding::start(local, thresholds, &args.sampling, sink)?),
         None => None,
     };
 
@@ -112,7 +117,52 @@ async fn serve_until_signal(
     if let Some(feeding) = feeding {
         feeding.stop().await;
     }
+    // The sampler is gone and its sink with it: the writer commits what it holds and ends.
+    if let Some(history) = history {
+        let _ = tokio::task::spawn_blocking(move || history.close()).await;
+    }
     Ok(())
+}
+
+/// Opens this host's history (docs/history.md) unless `--no-history`: in `--history-dir`, else
+/// in the state directory. A history that cannot be opened at all (no directory, another
+/// server holds it) is logged and skipped: serving goes on without it.
+fn open_history(
+    args: &ServeArgs,
+    access: &Access,
+) -> (
+    Option<crate::history::History>,
+    Option<crate::history::Sink>,
+) {
+    if args.history.no_history {
+        return (None, None);
+    }
+    let dir = match &args.history.history_dir {
+        Some(d) => d.clone(),
+        None => match access.state_dir() {
+            Some(s) => s.path().join("history"),
+            None => {
+                tracing::info!("no history: no state directory (give --history-dir)");
+                return (None, None);
+            }
+        },
+    };
+    match crate::history::History::open(&dir, args.history.history_max) {
+        Ok((history, sink)) => {
+            tracing::info!(dir = %dir.display(), "history kept");
+            if let Some(aside) = history.status().set_aside {
+                eprintln!(
+                    "vramio: the history file could not be used and was moved aside: {aside}"
+                );
+            }
+            (Some(history), Some(sink))
+        }
+        Err(e) => {
+            eprintln!("vramio: no history this time: {e} (in {})", dir.display());
+            tracing::error!(error = %e, dir = %dir.display(), "history cannot be opened");
+            (None, None)
+        }
+    }
 }
 
 /// Serves `state` on `listener` until SIGINT/SIGTERM, which cancels `shutdown`.
