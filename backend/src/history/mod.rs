@@ -173,6 +173,13 @@ impl History {
         self.shared.with_store(|s| s.read(from_ms, to_ms, points))
     }
 
+    /// The users the stored shapes of `[from_ms, to_ms)` name.
+    pub fn users(&self, from_ms: u64, to_ms: u64) -> Vec<String> {
+        self.shared
+            .with_store(|s| s.users(from_ms, to_ms))
+            .unwrap_or_default()
+    }
+
     pub fn status(&self) -> Status {
         let c = &self.shared.counters;
         Status {

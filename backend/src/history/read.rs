@@ -6,7 +6,8 @@ use super::block;
 use super::seal::roll_up;
 use super::store::{Store, StoreError};
 use super::tables::{
-    EVENTS, ITEMS, META, ROW_SECONDS, ROWS, SEGMENTS, TIERS, Tier, parse_item_key, samples,
+    EVENTS, ITEMS, META, ROW_SECONDS, ROWS, SEGMENTS, SHAPE_AT, SHAPES, TIERS, Tier,
+    parse_item_key, samples,
 };
 use redb::{ReadTransaction, ReadableDatabase, ReadableTable};
 use serde::{Deserialize, Serialize};
@@ -59,6 +60,10 @@ pub struct Answer {
     pub series: Vec<SeriesPoints>,
     pub segments: Vec<Segment>,
     pub events: Vec<serde_json::Value>,
+    /// What the page should say about the history itself: writing paused by a full disk, a
+    /// damaged file set aside at start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
 }
 
 /// Where a part of the range is read from.
@@ -283,7 +288,49 @@ fn read_in(
         series,
         segments: segments(r, from_ms, to_ms)?,
         events: events(r, from_ms, to_ms)?,
+        notices: Vec::new(),
     })
+}
+
+/// Shapes read at most for [`Store::users`].
+const MAX_SHAPES_READ: usize = 1000;
+
+impl Store {
+    /// The users named by the shapes in force during `[from_ms, to_ms)` (to hide them from a
+    /// share link that does not show users).
+    pub fn users(&self, from_ms: u64, to_ms: u64) -> Result<Vec<String>, StoreError> {
+        let r = self.db.begin_read().map_err(redb::Error::from)?;
+        users_in(&r, from_ms, to_ms).map_err(StoreError::Db)
+    }
+}
+
+fn users_in(r: &ReadTransaction, from_ms: u64, to_ms: u64) -> Result<Vec<String>, redb::Error> {
+    let (at, shapes) = match (r.open_table(SHAPE_AT), r.open_table(SHAPES)) {
+        (Ok(a), Ok(s)) => (a, s),
+        (Err(redb::TableError::TableDoesNotExist(_)), _)
+        | (_, Err(redb::TableError::TableDoesNotExist(_))) => return Ok(Vec::new()),
+        (Err(e), _) | (_, Err(e)) => return Err(e.into()),
+    };
+    let mut hashes = Vec::new();
+    if let Some(entry) = at.range(..from_ms)?.next_back() {
+        hashes.push(entry?.1.value());
+    }
+    for entry in at.range(from_ms..to_ms)?.take(MAX_SHAPES_READ) {
+        hashes.push(entry?.1.value());
+    }
+    hashes.sort_unstable();
+    hashes.dedup();
+    let mut users = Vec::new();
+    for h in hashes {
+        if let Some(json) = shapes.get(h)?
+            && let Ok(frame) = serde_json::from_slice::<shared::Frame>(json.value())
+        {
+            users.extend(frame.users().map(str::to_owned));
+        }
+    }
+    users.sort_unstable();
+    users.dedup();
+    Ok(users)
 }
 
 /// The segments that overlap `[from_ms, to_ms)`.

@@ -2,7 +2,7 @@
 //! server samples, for any viewer of that host (docs/api.md#history). A link for another host
 //! learns nothing of this one; a host whose history is not kept here is a 404 that says why.
 
-use super::auth::Granted;
+use super::auth::{Access, Granted};
 use super::error::{ApiCode, error_response};
 use super::state::AppState;
 use super::status_routes::scoped_host;
@@ -62,7 +62,17 @@ pub(super) async fn history(
         }
     };
     let (from, to, points) = (p.from_ms, p.to_ms, p.points);
-    match tokio::task::spawn_blocking(move || history.read(from, to, points)).await {
+    let show_users = granted.0.as_ref().is_some_and(Access::show_users);
+    let admin = matches!(granted.0, Some(Access::Admin)) || !state.auth.enabled();
+    let read = move || {
+        let mut answer = history.read(from, to, points)?;
+        if !show_users {
+            hide_users(&mut answer, &history.users(from, to));
+        }
+        answer.notices = notices(&history.status(), admin);
+        Ok::<_, crate::history::StoreError>(answer)
+    };
+    match tokio::task::spawn_blocking(read).await {
         Ok(Ok(answer)) => Json(answer).into_response(),
         Ok(Err(e)) => error_response(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -75,4 +85,36 @@ pub(super) async fn history(
             "the history read failed",
         ),
     }
+}
+
+/// Hides `users` in the items of job series (a job's id can hold its owner's name: a unit
+/// `user@1000.service`, a container named after its user).
+fn hide_users(answer: &mut crate::history::Answer, users: &[String]) {
+    use shared::series::Scope;
+    let hider = crate::host_feed::hider(users.iter().map(String::as_str));
+    for s in &mut answer.series {
+        if matches!(s.scope, Scope::Job | Scope::JobGpu) {
+            hider.hide(&mut s.item);
+        }
+    }
+}
+
+/// What the page says about the history: the admin gets the paths, a share viewer the gist.
+fn notices(status: &crate::history::Status, admin: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(why) = &status.paused {
+        out.push(if admin {
+            why.clone()
+        } else {
+            "history writing is paused on this server".to_owned()
+        });
+    }
+    if let Some(aside) = &status.set_aside {
+        out.push(if admin {
+            format!("the history file could not be opened at start and was moved aside: {aside}")
+        } else {
+            "an earlier history file could not be opened and was set aside".to_owned()
+        });
+    }
+    out
 }
