@@ -7,7 +7,8 @@
 //! every thread's on-CPU time from `/proc/<pid>/task/*/schedstat` (nanoseconds; `/proc/<pid>/stat`
 //! counts 10 ms ticks, too coarse for 0.05%), over `VRAMIO_COST_SECS` seconds per row (default 60).
 //! `VRAMIO_COST_VIEWERS=0,1,10` picks the rows; `VRAMIO_COST_BIN=PATH` measures another `vramio`
-//! binary the same way (to compare with an older build). The figures are the process' own; the viewers run
+//! binary the same way (to compare with an older build); `VRAMIO_COST_HISTORY=on|off` runs it
+//! with its history in a temp dir, or with `--no-history`. The figures are the process' own; the viewers run
 //! in this bench process and are not counted.
 //!
 //! The same binary measures up to a fifth apart from one server process to the next on the 2-core
@@ -128,6 +129,21 @@ impl Drop for Server {
     }
 }
 
+/// `VRAMIO_COST_HISTORY=off` measures `--no-history`, `on` a history in a temp dir (a row with
+/// it, a row without: docs/performance.md#history); unset passes neither (older builds).
+fn history_flags() -> Vec<String> {
+    match std::env::var("VRAMIO_COST_HISTORY").as_deref() {
+        Ok("off") => vec!["--no-history".into()],
+        Ok("on") => {
+            let dir =
+                std::env::temp_dir().join(format!("vramio-cost-history-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            vec!["--history-dir".into(), dir.to_string_lossy().into_owned()]
+        }
+        _ => Vec::new(),
+    }
+}
+
 fn start_server() -> Server {
     let script = fake_nvml::ScriptFile::new();
     std::fs::write(script.path(), two_gpu_script(std::process::id())).expect("write script");
@@ -149,6 +165,7 @@ fn start_server() -> Server {
             "--nvml-lib",
         ])
         .arg(&lib)
+        .args(history_flags())
         .env(fake_nvml::SCRIPT_ENV, script.path())
         .env("VRAMIO_LOG", "warn")
         .stdout(Stdio::piped())

@@ -76,6 +76,14 @@ async fn the_overview_shows_every_host_and_opens_one() {
         .await;
         assert!(!verdict.is_empty());
     }
+    // Each up peer's card gets its last 24 h of verdicts, from the peer's history.
+    for host in [a.authority(), b.authority()] {
+        let css = format!(r#"{} [data-testid="day-strip"] .replay-seg"#, card(host));
+        wait_for(Duration::from_secs(60), "a day strip", || async {
+            c.find(Locator::Css(&css)).await.ok().map(|_| ())
+        })
+        .await;
+    }
     wait_for(
         Duration::from_secs(20),
         "the dead peer to be down",

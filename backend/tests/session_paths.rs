@@ -67,6 +67,7 @@ fn start(
         cancel: cancel.clone(),
         lease: None,
         show_users: true,
+        history: None,
     };
     tokio::spawn(session::run(params, sink, client(first)));
     (rx, cancel)

@@ -15,6 +15,7 @@ fn sixteen_series() -> Vec<Series> {
             points: (0..900u64)
                 .map(|i| (i * 1000, Some((i + k) as f64 % 100.0)))
                 .collect(),
+            band: Vec::new(),
         })
         .collect()
 }

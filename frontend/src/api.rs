@@ -149,6 +149,42 @@ pub async fn steer_replay(
     decode(&expect(answer, 200)?)
 }
 
+/// `?host=H&` (percent-encoded) or nothing.
+fn host_param(host: Option<&str>) -> String {
+    host.map(|h| format!("host={}&", js_sys::encode_uri_component(h)))
+        .unwrap_or_default()
+}
+
+/// `GET /api/history`: every stored series of `host` over the range, about `points` each.
+pub async fn history(
+    host: Option<&str>,
+    from_ms: u64,
+    to_ms: u64,
+    points: usize,
+    only: &str,
+) -> Result<shared::stored::Answer, ApiFailure> {
+    let path = format!(
+        "/api/history?{}from_ms={from_ms}&to_ms={to_ms}&points={points}&only={}",
+        host_param(host),
+        js_sys::encode_uri_component(only)
+    );
+    decode(&expect(call("GET", &path, None).await?, 200)?)
+}
+
+/// `GET /api/history/moment`: the page at a stored moment.
+pub async fn moment(host: Option<&str>, t_ms: u64) -> Result<shared::stored::Moment, ApiFailure> {
+    let path = format!("/api/history/moment?{}t_ms={t_ms}", host_param(host));
+    decode(&expect(call("GET", &path, None).await?, 200)?)
+}
+
+/// The address of an export of the range (`csv` or `ndjson`), for a download link.
+pub fn export_href(host: Option<&str>, from_ms: u64, to_ms: u64, format: &str) -> String {
+    format!(
+        "/api/history/export?{}from_ms={from_ms}&to_ms={to_ms}&format={format}",
+        host_param(host)
+    )
+}
+
 /// `DELETE /api/shares/<id>`: revokes a link (admin only).
 pub async fn revoke_share(id: &str) -> Result<(), ApiFailure> {
     let path = format!("/api/shares/{}", js_sys::encode_uri_component(id));

@@ -101,6 +101,7 @@ fn Detail(route: ReadSignal<crate::route::Route>, now: ReadSignal<f64>) -> impl 
     view! {
         {move || hub_host.get().map(|name| view! { <HostHead name now /> })}
         <crate::views::replay::ReplayBar />
+        <crate::views::history::RewindBar />
         <VerdictBanner />
         <Notices now />
         <Show
@@ -136,10 +137,21 @@ fn Dashboard(session: SessionInfo) -> impl IntoView {
     provide_context(store);
     provide_context(session.clone());
     provide_context(crate::views::status::Replaying(RwSignal::new(false)));
+    let history = crate::history::History::new();
+    provide_context(history);
     let route = use_route();
     let routed_host = move || route.with(|r| r.host().map(str::to_owned));
     store.select(route.with_untracked(|r| r.host().map(str::to_owned)));
     Effect::new(move |_| store.select(routed_host()));
+    // Another host: live again, and not rewound.
+    Effect::new(move |prev: Option<Option<String>>| {
+        let now = store.current_host.get();
+        if prev.is_some_and(|p| p != now) {
+            store.rewind(None);
+            history.show(now.clone(), crate::history::Range::Live);
+        }
+        now
+    });
     let feed = use_live_feed(session.role, route);
     let now = use_clock();
     let share_open = RwSignal::new(false);

@@ -72,6 +72,7 @@ pub fn gpu_series(history: &Ring<Sample>, metric: GpuMetric, window_ms: u64) -> 
                     (s.t_ms, v.and_then(|g| gpu_value(g, metric)))
                 })
                 .collect(),
+            band: Vec::new(),
         })
         .collect()
 }
@@ -94,6 +95,7 @@ pub fn disk_series(history: &Ring<Sample>, metric: DiskMetric, window_ms: u64) -
                     (s.t_ms, v.and_then(|d| disk_value(d, metric)))
                 })
                 .collect(),
+            band: Vec::new(),
         })
         .collect()
 }

@@ -65,6 +65,17 @@ pub fn max_gap_ms(interval_ms: u64) -> u64 {
     interval_ms.max(1).saturating_mul(3)
 }
 
+/// A stored moment the page shows instead of the live one (a rewind, docs/history.md#rewind).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rewound {
+    pub host: String,
+    pub t_ms: u64,
+    /// The width of a stored point there: 1000, or 60000 where only minutes are kept.
+    pub step_ms: u64,
+    pub frame: FrameRef,
+    pub diagnosis: Arc<Diagnosis>,
+}
+
 /// Cheap to copy: every field is an arena handle.
 #[derive(Clone, Copy)]
 pub struct Store {
@@ -74,6 +85,8 @@ pub struct Store {
     selected: RwSignal<Option<String>>,
     /// The latest `diagnosis` message per host.
     diagnoses: RwSignal<BTreeMap<String, Arc<Diagnosis>>>,
+    /// The stored moment shown instead of the live one, while the page is rewound.
+    rewound: RwSignal<Option<Rewound>>,
     /// The latest `summary` message per host (a hub's overview), one signal per host so a summary
     /// notifies only its own card (and the card order); the map itself changes only when a host
     /// is first named.
@@ -114,8 +127,19 @@ impl Store {
                 picked.or_else(|| names.into_iter().next())
             }
         });
+        let rewound = RwSignal::new(None::<Rewound>);
+        let rewound_here = move |c: &Option<String>| {
+            rewound.with(|r| {
+                r.as_ref()
+                    .filter(|r| c.as_deref() == Some(r.host.as_str()))
+                    .cloned()
+            })
+        };
         let latest = Memo::new(move |_| {
             current_host.with(|c| {
+                if let Some(r) = rewound_here(c) {
+                    return Some(r.frame);
+                }
                 c.as_ref()
                     .and_then(|c| hosts.with(|h| h.get(c).and_then(|d| d.latest().cloned())))
             })
@@ -141,6 +165,9 @@ impl Store {
         let diagnoses = RwSignal::new(BTreeMap::<String, Arc<Diagnosis>>::new());
         let diagnosis = Memo::new(move |_| {
             current_host.with(|c| {
+                if let Some(r) = rewound_here(c) {
+                    return Some(r.diagnosis);
+                }
                 c.as_ref()
                     .and_then(|c| diagnoses.with(|d| d.get(c).cloned()))
             })
@@ -151,6 +178,7 @@ impl Store {
             notices: RwSignal::new(Vec::new()),
             selected,
             diagnoses,
+            rewound,
             summaries: RwSignal::new(BTreeMap::new()),
             host_names,
             many_hosts,
@@ -161,6 +189,16 @@ impl Store {
             interval_ms,
             diagnosis,
         }
+    }
+
+    /// Shows the stored moment `r` instead of the live one (`None`: back to live).
+    pub fn rewind(&self, r: Option<Rewound>) {
+        self.rewound.set(r);
+    }
+
+    /// The stored moment shown, while the page is rewound.
+    pub fn rewound(&self) -> ReadSignal<Option<Rewound>> {
+        self.rewound.read_only()
     }
 
     /// What `hello` said, if it came.
@@ -322,7 +360,11 @@ impl Store {
             }),
             ServerMsg::Lagged { skipped } => self.notice(Notice::Lagged { skipped }),
             ServerMsg::Error { code, message } => self.notice(Notice::Server { code, message }),
-            ServerMsg::Pong => {}
+            // The page asks its history over HTTP; these answer a hub's questions to its peers.
+            ServerMsg::Pong
+            | ServerMsg::HistoryAnswer { .. }
+            | ServerMsg::MomentAnswer { .. }
+            | ServerMsg::QueryFailed { .. } => {}
         }
     }
 

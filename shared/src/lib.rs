@@ -16,6 +16,7 @@ pub mod replay;
 pub mod rollup;
 pub mod schema;
 pub mod series;
+pub mod stored;
 pub mod summary;
 pub mod units;
 pub mod window;

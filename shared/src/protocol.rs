@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 mod decode;
 
 /// Bumped on any breaking change of the messages or of [`Frame`].
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// Largest client message the server reads; larger ones close the socket with 1009.
 pub const MAX_CLIENT_MESSAGE_BYTES: usize = 4096;
@@ -78,6 +78,18 @@ pub enum ServerMsg {
     },
     /// The client fell behind and `skipped` frames were not sent; the stream goes on.
     Lagged { skipped: u64 },
+    /// The answer to a `history_query` (docs/api.md#history): the stored range.
+    HistoryAnswer {
+        id: u64,
+        answer: Box<crate::stored::Answer>,
+    },
+    /// The answer to a `moment_query`: the page at a stored moment.
+    MomentAnswer {
+        id: u64,
+        moment: Box<crate::stored::Moment>,
+    },
+    /// A `history_query` or `moment_query` that has no answer here, and why.
+    QueryFailed { id: u64, message: String },
     /// A client message was refused; the connection stays open.
     Error { code: ErrorCode, message: String },
     /// Answer to `ping`.
@@ -138,6 +150,23 @@ pub enum ClientMsg {
         max_frames: Option<u64>,
     },
     Ping,
+    /// The stored history of the server's own host over a range, at about `points` points per
+    /// series (what `GET /api/history` answers); a hub asks its peers with it.
+    HistoryQuery {
+        id: u64,
+        from_ms: u64,
+        to_ms: u64,
+        points: u32,
+        /// `scope:metric,...`: only those series (all when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        only: Option<String>,
+    },
+    /// The page at a stored moment of the server's own host (what `GET /api/history/moment`
+    /// answers).
+    MomentQuery {
+        id: u64,
+        t_ms: u64,
+    },
 }
 
 impl ServerMsg {

@@ -12,11 +12,14 @@
 use crate::frame::{BlockDevice, Frame, Gpu, GpuMemory, Mount, Psi, SystemStats};
 use crate::jobs::{Job, JobGpu, JobPsi};
 use crate::units::{Bytes, BytesPerSec, Percent};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::hash::{Hash, Hasher};
 
 /// What a series belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// The host's CPU and memory; its item is empty.
@@ -34,7 +37,7 @@ pub enum Scope {
 }
 
 /// The unit of a series' values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     Bytes,

@@ -226,6 +226,48 @@ fn full_frame() -> Frame {
     }
 }
 
+/// A stored range: two series of a GPU, one stretch of a verdict, an event.
+fn stored_answer(diagnosis: &shared::diagnosis::Diagnosis) -> shared::stored::Answer {
+    use shared::series::{Scope, Unit};
+    use shared::stored::{Answer, Piece, Segment, SeriesPoints};
+    let t0 = 1_764_500_000_000;
+    Answer {
+        from_ms: t0,
+        to_ms: t0 + 120_000,
+        step_ms: 60_000,
+        tiers: vec![Piece {
+            from_ms: t0,
+            to_ms: t0 + 120_000,
+            step_ms: 60_000,
+        }],
+        series: vec![
+            SeriesPoints {
+                scope: Scope::Gpu,
+                item: "0".into(),
+                metric: "util_pct".into(),
+                unit: Unit::Percent,
+                points: vec![(t0, 0.0, 71.25, 100.0), (t0 + 60_000, 88.0, 92.5, 97.0)],
+            },
+            SeriesPoints {
+                scope: Scope::Mount,
+                item: "/data".into(),
+                metric: "used_bytes".into(),
+                unit: Unit::Bytes,
+                points: vec![(t0, 1.5e12, 1.5e12, 1.5e12)],
+            },
+        ],
+        segments: vec![Segment {
+            from_ms: t0,
+            to_ms: t0 + 118_000,
+            verdict: diagnosis.verdict,
+            severity: diagnosis.severity,
+            findings: diagnosis.findings.clone(),
+        }],
+        events: vec![serde_json::json!({"kind": "gpu_lost", "gpu": 1})],
+        notices: Vec::new(),
+    }
+}
+
 fn server_messages() -> Vec<(&'static str, ServerMsg)> {
     let frame = full_frame();
     let mut window = Vec::new();
@@ -271,7 +313,7 @@ fn server_messages() -> Vec<(&'static str, ServerMsg)> {
             "server-diagnosis",
             ServerMsg::Diagnosis {
                 host: "gpu-node-7".into(),
-                diagnosis: Box::new(diagnosis),
+                diagnosis: Box::new(diagnosis.clone()),
             },
         ),
         (
@@ -308,6 +350,32 @@ fn server_messages() -> Vec<(&'static str, ServerMsg)> {
         ),
         ("server-lagged", ServerMsg::Lagged { skipped: 17 }),
         (
+            "server-history-answer",
+            ServerMsg::HistoryAnswer {
+                id: 7,
+                answer: Box::new(stored_answer(&diagnosis)),
+            },
+        ),
+        (
+            "server-moment-answer",
+            ServerMsg::MomentAnswer {
+                id: 8,
+                moment: Box::new(shared::stored::Moment {
+                    t_ms: frame.t_ms,
+                    step_ms: 1000,
+                    frame: frame.clone(),
+                    diagnosis: diagnosis.clone(),
+                }),
+            },
+        ),
+        (
+            "server-query-failed",
+            ServerMsg::QueryFailed {
+                id: 9,
+                message: "nothing is stored at or before that moment".into(),
+            },
+        ),
+        (
             "server-error",
             ServerMsg::Error {
                 code: ErrorCode::BadMessage,
@@ -320,6 +388,23 @@ fn server_messages() -> Vec<(&'static str, ServerMsg)> {
 
 fn client_messages() -> Vec<(&'static str, ClientMsg)> {
     vec![
+        (
+            "client-history-query",
+            ClientMsg::HistoryQuery {
+                id: 7,
+                from_ms: 1_764_500_000_000,
+                to_ms: 1_764_586_400_000,
+                points: 1200,
+                only: Some("gpu:util_pct,disk:read_bytes_per_sec".into()),
+            },
+        ),
+        (
+            "client-moment-query",
+            ClientMsg::MomentQuery {
+                id: 8,
+                t_ms: 1_764_500_000_000,
+            },
+        ),
         (
             "client-subscribe",
             ClientMsg::Subscribe {

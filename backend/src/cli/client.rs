@@ -160,7 +160,7 @@ async fn share_async(cmd: &ShareCommand, token: &Token, server: &ServerFile) -> 
     Ok(())
 }
 
-fn api_message(status: StatusCode, text: &str) -> String {
+pub(crate) fn api_message(status: StatusCode, text: &str) -> String {
     match serde_json::from_str::<ApiError>(text) {
         Ok(e) => format!("the server answered {status}: {}", e.message),
         Err(_) => format!("the server answered {status}: {}", text.trim()),
@@ -186,6 +186,28 @@ pub async fn call(
     path: &str,
     body: Option<String>,
 ) -> anyhow::Result<(StatusCode, String)> {
+    call_sized(
+        server,
+        token,
+        method,
+        path,
+        body,
+        MAX_ANSWER_BYTES,
+        REQUEST_TIMEOUT,
+    )
+    .await
+}
+
+/// [`call`] for an answer of up to `limit` bytes within `timeout` (an export).
+pub async fn call_sized(
+    server: &ServerFile,
+    token: &Token,
+    method: Method,
+    path: &str,
+    body: Option<String>,
+    limit: usize,
+    timeout: Duration,
+) -> anyhow::Result<(StatusCode, String)> {
     let authority = server
         .base_url
         .split_once("://")
@@ -204,19 +226,20 @@ pub async fn call(
         Endpoint::Tcp { addr } => addr.to_string(),
         Endpoint::Unix { path } => format!("unix:{}", path.display()),
     };
-    tokio::time::timeout(REQUEST_TIMEOUT, send(server, req))
+    tokio::time::timeout(timeout, send(server, req, limit))
         .await
-        .with_context(|| format!("the server at {what} did not answer within {REQUEST_TIMEOUT:?}"))?
+        .with_context(|| format!("the server at {what} did not answer within {timeout:?}"))?
         .with_context(|| format!("cannot reach the vramio server at {what}"))
 }
 
 async fn send(
     server: &ServerFile,
     req: Request<Full<Bytes>>,
+    limit: usize,
 ) -> anyhow::Result<(StatusCode, String)> {
     match &server.endpoint {
         Endpoint::Unix { path } => {
-            exchange(tokio::net::UnixStream::connect(path).await?, req).await
+            exchange(tokio::net::UnixStream::connect(path).await?, req, limit).await
         }
         Endpoint::Tcp { addr } => {
             let addr = if addr.ip().is_unspecified() {
@@ -226,21 +249,25 @@ async fn send(
             };
             let tcp = tokio::net::TcpStream::connect(addr).await?;
             match &server.tls_cert {
-                None => exchange(tcp, req).await,
+                None => exchange(tcp, req, limit).await,
                 Some(cert) => {
                     let config = crate::http::pinned::client_config_from_pem(cert)?;
                     let name = rustls::pki_types::ServerName::try_from("localhost")?;
                     let tls = tokio_rustls::TlsConnector::from(config)
                         .connect(name, tcp)
                         .await?;
-                    exchange(tls, req).await
+                    exchange(tls, req, limit).await
                 }
             }
         }
     }
 }
 
-async fn exchange<I>(io: I, req: Request<Full<Bytes>>) -> anyhow::Result<(StatusCode, String)>
+async fn exchange<I>(
+    io: I,
+    req: Request<Full<Bytes>>,
+    limit: usize,
+) -> anyhow::Result<(StatusCode, String)>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -248,7 +275,7 @@ where
     tokio::spawn(conn);
     let resp = sender.send_request(req).await?;
     let status = resp.status();
-    let body = Limited::new(resp.into_body(), MAX_ANSWER_BYTES)
+    let body = Limited::new(resp.into_body(), limit)
         .collect()
         .await
         .map_err(|e| anyhow::anyhow!("cannot read the answer: {e}"))?

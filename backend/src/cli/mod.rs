@@ -6,6 +6,7 @@
 pub mod check;
 pub mod client;
 pub mod flags;
+pub mod history;
 pub mod import;
 mod markdown;
 pub mod names;
@@ -50,6 +51,7 @@ pub fn run(command: Command) -> ExitCode {
             Err(code) => return code,
         },
         Command::Schema => schema(),
+        Command::History(args) => history::run(args.command),
         Command::Url(args) => client::url(&args),
         Command::Share(args) => client::share(&args),
         Command::Stream(args) => match thresholds(args.diagnosis.thresholds.as_deref()) {

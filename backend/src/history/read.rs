@@ -10,61 +10,11 @@ use super::tables::{
     parse_item_key, samples,
 };
 use redb::{ReadTransaction, ReadableDatabase, ReadableTable};
-use serde::{Deserialize, Serialize};
-use shared::diagnosis::{Finding, Severity, Verdict};
 use shared::rollup::Point;
-use shared::series::{Scope, Unit};
+use shared::series::Scope;
 use std::collections::HashMap;
 
-/// A stretch of one verdict and severity (findings as they were when it began).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Segment {
-    pub from_ms: u64,
-    /// When it was last seen to hold.
-    pub to_ms: u64,
-    pub verdict: Verdict,
-    pub severity: Severity,
-    #[serde(default)]
-    pub findings: Vec<Finding>,
-}
-
-/// One series of an answer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SeriesPoints {
-    pub scope: Scope,
-    pub item: String,
-    pub metric: String,
-    pub unit: Unit,
-    /// `[t_ms, min, mean, max]`, ascending.
-    pub points: Vec<(u64, f64, f64, f64)>,
-}
-
-/// Which resolution a part of the range was read at.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Piece {
-    pub from_ms: u64,
-    pub to_ms: u64,
-    pub step_ms: u64,
-}
-
-/// What `GET /api/history` answers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Answer {
-    pub from_ms: u64,
-    pub to_ms: u64,
-    /// The width of one point.
-    pub step_ms: u64,
-    /// The resolution each part of the range was stored at (minute data where 1 s is no longer
-    /// kept, hours where minutes are not).
-    pub tiers: Vec<Piece>,
-    pub series: Vec<SeriesPoints>,
-    pub segments: Vec<Segment>,
-    pub events: Vec<serde_json::Value>,
-    /// What the page should say about the history itself: writing paused by a full disk, a
-    /// damaged file set aside at start.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notices: Vec<String>,
-}
+pub use shared::stored::{Answer, Piece, Segment, SeriesPoints};
 
 /// Where a part of the range is read from.
 #[derive(Clone, Copy)]
@@ -199,9 +149,26 @@ fn read_rows(
 impl Store {
     /// Every series with a point in `[from_ms, to_ms)`, at most about `points` points each.
     pub fn read(&self, from_ms: u64, to_ms: u64, points: usize) -> Result<Answer, StoreError> {
+        self.read_only(from_ms, to_ms, points, None)
+    }
+
+    /// [`Store::read`] of only the metrics `only` names (`None`: every series).
+    pub fn read_only(
+        &self,
+        from_ms: u64,
+        to_ms: u64,
+        points: usize,
+        only: Option<&[(Scope, String)]>,
+    ) -> Result<Answer, StoreError> {
         let r = self.db.begin_read().map_err(redb::Error::from)?;
-        read_in(&r, from_ms, to_ms.max(from_ms + 1), points.clamp(1, 20_000))
-            .map_err(StoreError::Db)
+        read_in(
+            &r,
+            from_ms,
+            to_ms.max(from_ms + 1),
+            points.clamp(1, 20_000),
+            only,
+        )
+        .map_err(StoreError::Db)
     }
 }
 
@@ -210,6 +177,7 @@ fn read_in(
     from_ms: u64,
     to_ms: u64,
     points: usize,
+    only: Option<&[(Scope, String)]>,
 ) -> Result<Answer, redb::Error> {
     let (from, to) = (from_ms / 1000, to_ms.div_ceil(1000));
     let wanted = ((to - from) / points as u64).max(1);
@@ -249,6 +217,9 @@ fn read_in(
     };
     for (scope, item, base) in items {
         for (i, metric) in scope.metrics().iter().enumerate() {
+            if only.is_some_and(|o| !o.iter().any(|(s, m)| *s == scope && m == metric.name)) {
+                continue;
+            }
             let id = base + i as u32;
             let mut pts = Vec::new();
             for &(source, a, b) in &parts {

@@ -7,7 +7,7 @@ use super::store::{Store, StoreError};
 use super::tables::{H1, ITEMS, M1, META, ROWS, S1, SEGMENTS, SHAPE_AT, Tier, samples};
 use redb::{ReadableTable, WriteTransaction};
 use shared::rollup::{Point, Roll};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a seal did.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -95,8 +95,9 @@ fn merge_into(
     Ok(())
 }
 
-/// Moves every row of a window before `until_s` into 1 s blocks.
-fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<usize, redb::Error> {
+/// Moves every row of a window before `until_s` into 1 s blocks; returns the starts of the
+/// blocks written.
+fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<BTreeSet<u64>, redb::Error> {
     let mut per: BTreeMap<(u32, u64), Vec<(u64, Point)>> = BTreeMap::new();
     {
         let mut rows = w.open_table(ROWS)?;
@@ -121,12 +122,91 @@ fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<usize, redb::Error> {
         }
         rows.retain_in(..until_s, |_, _| false)?;
     }
-    let blocks = per.len();
+    let starts = per.keys().map(|(_, start)| *start).collect();
     for ((id, start), mut points) in per {
         points.sort_by_key(|(t, _)| *t);
         merge_into(w, S1, id, start, roll_up(points, 1))?;
     }
-    Ok(blocks)
+    Ok(starts)
+}
+
+/// Builds again each block of `coarse` that holds one of `starts` (blocks of `fine` written
+/// after `coarse` was built past them: an import of older logs); returns the coarse starts.
+fn rebuild(
+    w: &WriteTransaction,
+    fine: Tier,
+    coarse: Tier,
+    starts: &BTreeSet<u64>,
+    ids: &[u32],
+) -> Result<BTreeSet<u64>, redb::Error> {
+    let done = meta(w, &coarse.done_key())?.unwrap_or(0);
+    let stale: BTreeSet<u64> = starts
+        .iter()
+        .map(|s| s - s % coarse.block)
+        .filter(|s| *s < done)
+        .collect();
+    for &start in &stale {
+        build_block(w, fine, coarse, start, ids, true)?;
+    }
+    if let Some(&first) = stale.first() {
+        lower_start(w, coarse, first)?;
+    }
+    Ok(stale)
+}
+
+/// Sets `tier`'s oldest block start to `start` if that is older.
+fn lower_start(w: &WriteTransaction, tier: Tier, start: u64) -> Result<(), redb::Error> {
+    if meta(w, &tier.start_key())?.is_none_or(|s| start < s) {
+        set_meta(w, &tier.start_key(), start)?;
+    }
+    Ok(())
+}
+
+/// `coarse`'s block at `start`, from every point `fine` holds in it. With `keep`, the block's
+/// points of steps `fine` holds nothing of stay (an import of one hour of an older day keeps the
+/// rest of that day); without, the block is what `fine` holds.
+fn build_block(
+    w: &WriteTransaction,
+    fine: Tier,
+    coarse: Tier,
+    start: u64,
+    ids: &[u32],
+    keep: bool,
+) -> Result<(), redb::Error> {
+    let end = start + coarse.block;
+    for &id in ids {
+        let mut points = Vec::new();
+        {
+            let table = w.open_table(fine.table)?;
+            for entry in table.range((id, start)..(id, end))? {
+                let (_, bytes) = entry?;
+                if let Ok(p) = block::decode(bytes.value()) {
+                    points.extend(p);
+                }
+            }
+        }
+        points.sort_by_key(|(t, _)| *t);
+        let mut points = roll_up(points, coarse.step);
+        let mut table = w.open_table(coarse.table)?;
+        let old = match table.get((id, start))? {
+            Some(old) if keep => block::decode(old.value()).ok(),
+            _ => None,
+        };
+        if let Some(old) = old {
+            let fresh: BTreeSet<u64> = points.iter().map(|(t, _)| *t).collect();
+            points.extend(old.into_iter().filter(|(t, _)| !fresh.contains(t)));
+            points.sort_by_key(|(t, _)| *t);
+        }
+        if points.is_empty() {
+            if !keep {
+                table.remove((id, start))?;
+            }
+            continue;
+        }
+        let bytes = block::encode(&points).map_err(|e| redb::Error::Corrupted(e.to_string()))?;
+        table.insert((id, start), bytes.as_slice())?;
+    }
+    Ok(())
 }
 
 /// Builds `coarse`'s blocks from `fine`'s, for each whole block of `coarse` that `fine` holds
@@ -147,26 +227,9 @@ fn derive(
         },
     };
     while start + coarse.block <= fine_done {
-        let end = start + coarse.block;
-        for &id in ids {
-            let mut points = Vec::new();
-            {
-                let table = w.open_table(fine.table)?;
-                for entry in table.range((id, start)..(id, end))? {
-                    let (_, bytes) = entry?;
-                    if let Ok(p) = block::decode(bytes.value()) {
-                        points.extend(p);
-                    }
-                }
-            }
-            if !points.is_empty() {
-                merge_into(w, coarse, id, start, roll_up(points, coarse.step))?;
-            }
-        }
-        if meta(w, &coarse.start_key())?.is_none() {
-            set_meta(w, &coarse.start_key(), start)?;
-        }
-        start = end;
+        build_block(w, fine, coarse, start, ids, false)?;
+        lower_start(w, coarse, start)?;
+        start += coarse.block;
         set_meta(w, &done_key, start)?;
     }
     Ok(())
@@ -179,8 +242,14 @@ fn drop_before(
     cutoff: u64,
     ids: &[u32],
 ) -> Result<usize, redb::Error> {
+    // Block starts only: a cutoff or a start between two (a seal a few seconds past the hour)
+    // must neither skip a block nor keep one forever.
     let from = meta(w, &tier.start_key())?.unwrap_or(0);
-    let last_start = cutoff.saturating_sub(tier.block);
+    let from = from - from % tier.block;
+    let cutoff = cutoff - cutoff % tier.block;
+    let Some(last_start) = cutoff.checked_sub(tier.block) else {
+        return Ok(0);
+    };
     if last_start < from {
         return Ok(0);
     }
@@ -198,7 +267,7 @@ fn drop_before(
 }
 
 impl Store {
-    /// Seals the rows of every 10-minute block that ended by `now_s`, builds the coarser tiers
+    /// Seals the rows of every 1 s block (an hour) that ended by `now_s`, builds the coarser tiers
     /// from them, and drops what the tiers no longer keep; one transaction.
     pub fn seal(&self, now_s: u64) -> Result<Sealed, StoreError> {
         let until = now_s - now_s % S1.block;
@@ -219,18 +288,16 @@ impl Store {
 }
 
 fn seal_in(w: &WriteTransaction, until: u64, now_s: u64) -> Result<Sealed, redb::Error> {
-    let first_row = w.open_table(ROWS)?.first()?.map(|(k, _)| k.value());
-    let blocks = seal_rows(w, until)?;
+    let starts = seal_rows(w, until)?;
     let s1_done = meta(w, &S1.done_key())?.unwrap_or(0).max(until);
-    if blocks > 0 {
+    if let Some(&first) = starts.first() {
         set_meta(w, &S1.done_key(), s1_done)?;
-        if meta(w, &S1.start_key())?.is_none()
-            && let Some(first) = first_row
-        {
-            set_meta(w, &S1.start_key(), first - first % S1.block)?;
-        }
+        lower_start(w, S1, first)?;
     }
     let ids = ids(w)?;
+    // Older seconds than the minutes already built (an import): those minutes, then hours, again.
+    let minutes = rebuild(w, S1, M1, &starts, &ids)?;
+    rebuild(w, M1, H1, &minutes, &ids)?;
     derive(w, S1, M1, s1_done, &ids)?;
     let m1_done = meta(w, &M1.done_key())?.unwrap_or(0);
     derive(w, M1, H1, m1_done, &ids)?;
@@ -251,30 +318,69 @@ fn seal_in(w: &WriteTransaction, until: u64, now_s: u64) -> Result<Sealed, redb:
         .retain_in(..cutoff_ms, |_, _| false)?;
     w.open_table(SHAPE_AT)?
         .retain_in(..cutoff_ms, |_, _| false)?;
-    Ok(Sealed { blocks, dropped })
+    Ok(Sealed {
+        blocks: starts.len(),
+        dropped,
+    })
 }
 
-fn stored(w: &WriteTransaction) -> Result<u64, redb::Error> {
-    let s = w.stats()?;
-    // Live data only: pages freed by a drop are reused by the next writes.
-    Ok(s.stored_bytes() + s.metadata_bytes())
+/// The bytes of every block and row: the data, without redb's pages around it (its own
+/// statistics count less than the blocks hold).
+pub(super) fn stored(w: &WriteTransaction) -> Result<u64, redb::Error> {
+    let mut bytes = 0u64;
+    for tier in [S1, M1, H1] {
+        for entry in w.open_table(tier.table)?.iter()? {
+            bytes += entry?.1.value().len() as u64;
+        }
+    }
+    for entry in w.open_table(ROWS)?.iter()? {
+        bytes += entry?.1.value().len() as u64;
+    }
+    Ok(bytes)
 }
 
 fn trim_in(w: &WriteTransaction, target: u64) -> Result<usize, redb::Error> {
     let ids = ids(w)?;
+    // One reading of the size (it walks the file): the time to drop is worked out from each
+    // tier's bytes per second, the oldest first.
+    let mut excess = stored(w)?.saturating_sub(target);
     let mut dropped = 0;
-    for tier in [S1, M1, H1] {
-        while stored(w)? > target {
-            let Some(from) = meta(w, &tier.start_key())? else {
-                break;
-            };
-            let done = meta(w, &tier.done_key())?.unwrap_or(0);
-            if from >= done {
-                break;
-            }
-            let cutoff = (from + 3600).max(from + tier.block).min(done);
-            dropped += drop_before(w, tier, cutoff, &ids)?;
+    for (k, tier) in [S1, M1, H1].into_iter().enumerate() {
+        if excess == 0 {
+            break;
         }
+        let Some(from) = meta(w, &tier.start_key())? else {
+            continue;
+        };
+        // Never what the next tier has not been built from yet.
+        let built = match [M1, H1].get(k) {
+            Some(next) => meta(w, &next.done_key())?.unwrap_or(0),
+            None => u64::MAX,
+        };
+        let done = meta(w, &tier.done_key())?.unwrap_or(0).min(built);
+        if from >= done {
+            continue;
+        }
+        let mut bytes = 0u64;
+        for entry in w.open_table(tier.table)?.iter()? {
+            bytes += entry?.1.value().len() as u64;
+        }
+        let span = done - from;
+        // The seconds of this tier that hold `excess` bytes, at its mean rate.
+        let secs = if bytes == 0 {
+            span
+        } else {
+            u64::try_from(u128::from(excess) * u128::from(span) / u128::from(bytes) + 1)
+                .unwrap_or(u64::MAX)
+        };
+        let cutoff = from
+            .saturating_add(secs)
+            .div_ceil(tier.block)
+            .saturating_mul(tier.block)
+            .min(done);
+        dropped += drop_before(w, tier, cutoff, &ids)?;
+        let freed = u128::from(bytes) * u128::from(cutoff - from) / u128::from(span.max(1));
+        excess = excess.saturating_sub(u64::try_from(freed).unwrap_or(u64::MAX));
     }
     Ok(dropped)
 }

@@ -4,7 +4,7 @@ use super::super::store::{Batch, Store};
 use super::super::tables::{ROW_SECONDS, item_key, push_sample};
 use shared::series::Scope;
 
-/// 2023-11-14 22:00:00 UTC, the start of a 10-minute block and of an hour (not of 6 hours).
+/// 2023-11-14 22:00:00 UTC, the start of an hour (not of a day).
 const T0: u64 = 1_700_000_400 - 1_700_000_400 % 3600;
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
@@ -55,11 +55,12 @@ fn a_one_second_spike_is_the_max_of_its_minute_and_its_hour_after_sealing() {
     let (store, aside) = Store::open(&dir).expect("opens");
     assert!(aside.is_none());
     let spike = T0 + 3 * 3600 + 1234;
-    // 8 hours: past a 6-hour boundary, so minutes are built from the seconds.
+    // 8 hours, past midnight: the first day's minutes are built from its seconds, the second
+    // day's are read from the seconds until it ends.
     fill(&store, T0, 8 * 3600, spike);
     let now = T0 + 8 * 3600;
     let sealed = store.seal(now).expect("seals");
-    assert!(sealed.blocks >= 8 * 6, "{sealed:?}");
+    assert_eq!(sealed.blocks, 8, "one block an hour");
     assert_eq!(
         store.row_count().expect("rows"),
         0,
@@ -82,11 +83,18 @@ fn a_one_second_spike_is_the_max_of_its_minute_and_its_hour_after_sealing() {
     );
     assert!(pts.iter().filter(|p| p.3 == 100.0).count() == 1);
 
-    // One point a minute over the spike's hour: read from the minute tier where it is built.
+    // Minutes: read from the minute tier on the day that is built, from the seconds rolled up
+    // on the day still going (the spike's).
+    let a = store
+        .read(T0 * 1000, (T0 + 3600) * 1000, 60)
+        .expect("reads");
+    assert_eq!(a.tiers.len(), 1, "{:?}", a.tiers);
+    assert_eq!(a.tiers[0].step_ms, 60_000, "{:?}", a.tiers);
+    assert_eq!(cpu(&a).len(), 60);
     let h = (T0 + 3 * 3600) * 1000;
     let a = store.read(h, h + 3_600_000, 60).expect("reads");
     assert_eq!(a.step_ms, 60_000);
-    assert!(a.tiers.iter().any(|p| p.step_ms == 60_000), "{:?}", a.tiers);
+    assert!(a.tiers.iter().all(|p| p.step_ms == 1000), "{:?}", a.tiers);
     let pts = cpu(&a);
     assert_eq!(pts.len(), 60);
     let minute = (spike - spike % 60) * 1000;
@@ -143,13 +151,86 @@ fn trimming_drops_the_oldest_seconds_first() {
     store.seal(T0 + 7 * 3600).expect("seals");
     let dropped = store.trim(0).expect("trims");
     assert!(dropped > 0);
+    // The built day's first 2 h are minutes now.
     let a = store
-        .read(T0 * 1000, (T0 + 7 * 3600) * 1000, 25_200)
+        .read(T0 * 1000, (T0 + 2 * 3600) * 1000, 7200)
         .expect("reads");
     assert!(
         a.tiers.iter().all(|p| p.step_ms > 1000),
         "no seconds left: {:?}",
         a.tiers
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// 1 s blocks of series 0.
+fn s1_blocks(store: &Store) -> usize {
+    store
+        .tier_sizes()
+        .expect("sizes")
+        .iter()
+        .find(|t| t.0 == "s1")
+        .map_or(0, |t| t.1 as usize)
+}
+
+#[test]
+fn seals_a_few_seconds_past_the_hour_keep_no_block_past_its_time() {
+    let dir = temp_dir("unaligned");
+    let (store, _) = Store::open(&dir).expect("opens");
+    // Three days an hour at a time, each sealed 9 s into the next hour, as the writer does.
+    for h in 0..72 {
+        fill(&store, T0 + h * 3600, 3600, 0);
+        store.seal(T0 + (h + 1) * 3600 + 9).expect("seals");
+    }
+    // Kept: 48 h and the hour being built out of the seconds (and at most a day not yet in
+    // minutes), never more.
+    let blocks = s1_blocks(&store);
+    assert!((48..=50).contains(&blocks), "{blocks} 1 s blocks kept");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_older_hour_imported_keeps_the_rest_of_its_days_minutes() {
+    let dir = temp_dir("older");
+    let (store, _) = Store::open(&dir).expect("opens");
+    // Two whole days (the first day's minutes built), sealed at the end.
+    let day0 = T0 - T0 % 86_400;
+    fill(&store, day0, 2 * 86_400, 0);
+    store.seal(day0 + 2 * 86_400).expect("seals");
+    let minutes = |store: &Store| {
+        cpu(&store
+            .read(day0 * 1000, (day0 + 86_400) * 1000, 1440)
+            .expect("reads"))
+        .len()
+    };
+    assert_eq!(minutes(&store), 1440);
+    // An hour of that first day imported again: the other 23 hours' minutes stay.
+    fill(&store, day0 + 5 * 3600, 3600, day0 + 5 * 3600 + 30);
+    store.seal(day0 + 2 * 86_400 + 60).expect("seals");
+    assert_eq!(minutes(&store), 1440);
+    let a = store
+        .read((day0 + 5 * 3600) * 1000, (day0 + 6 * 3600) * 1000, 60)
+        .expect("reads");
+    assert_eq!(cpu(&a).iter().map(|p| p.3).fold(0.0, f64::max), 100.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn trimming_never_drops_seconds_not_yet_in_minutes() {
+    let dir = temp_dir("trim-built");
+    let (store, _) = Store::open(&dir).expect("opens");
+    // 7 h from 22:00: the first 2 h are in a built day, the next 5 only in seconds.
+    fill(&store, T0, 7 * 3600, 0);
+    store.seal(T0 + 7 * 3600).expect("seals");
+    store.trim(0).expect("trims");
+    let a = store
+        .read(T0 * 1000, (T0 + 7 * 3600) * 1000, 25_200)
+        .expect("reads");
+    let pts = cpu(&a);
+    assert_eq!(
+        pts.iter().filter(|p| p.0 >= (T0 + 2 * 3600) * 1000).count(),
+        5 * 3600,
+        "every second after the built day is still there"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

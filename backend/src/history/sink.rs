@@ -13,6 +13,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{SyncSender, TrySendError};
 
+/// How far past the clock a frame may be stamped.
+const FUTURE_MS: u64 = 3_600_000;
+
 /// What the writer thread is sent.
 pub enum Msg {
     Sample {
@@ -35,11 +38,18 @@ pub enum Msg {
 
 pub struct Sink {
     tx: SyncSender<Msg>,
-    ids: HashMap<(Scope, String), u32>,
+    /// Each item's base id, by scope and item (looked up by `&str`: no allocation a frame).
+    ids: HashMap<Scope, HashMap<String, u32>>,
     next_id: u32,
     shape: Option<u64>,
     verdict: Option<(Verdict, Severity)>,
     counters: Arc<super::Counters>,
+    /// Wait for room rather than drop (an import, which must lose nothing).
+    blocking: bool,
+    /// Values the last frame had (the next one's capacity).
+    last_len: usize,
+    /// New items of a sample that was dropped.
+    unsent_items: Vec<(String, u32)>,
 }
 
 impl Sink {
@@ -48,12 +58,12 @@ impl Sink {
         known: HashMap<String, u32>,
         counters: Arc<super::Counters>,
     ) -> Sink {
-        let mut ids = HashMap::new();
+        let mut ids: HashMap<Scope, HashMap<String, u32>> = HashMap::new();
         let mut next_id = 0;
         for (key, base) in known {
             if let Some((scope, item)) = super::tables::parse_item_key(&key) {
                 next_id = next_id.max(base + scope.metrics().len() as u32);
-                ids.insert((scope, item), base);
+                ids.entry(scope).or_default().insert(item, base);
             }
         }
         Sink {
@@ -63,30 +73,56 @@ impl Sink {
             shape: None,
             verdict: None,
             counters,
+            blocking: false,
+            last_len: 64,
+            unsent_items: Vec::new(),
         }
     }
 
-    fn send(&self, msg: Msg) {
-        match self.tx.try_send(msg) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                self.counters.dropped.fetch_add(1, Ordering::Relaxed);
-            }
+    /// A sink that waits for the writer instead of dropping (an import).
+    pub fn blocking(self) -> Sink {
+        Sink {
+            blocking: true,
+            ..self
         }
     }
 
-    /// One frame: its figures, and its shape when that changed.
+    /// Hands `msg` to the writer; `Err` gives it back when the queue is full (or the writer
+    /// gone), counted as dropped.
+    fn send(&self, msg: Msg) -> Result<(), Msg> {
+        let sent = if self.blocking {
+            self.tx.send(msg).map_err(|e| e.0)
+        } else {
+            self.tx.try_send(msg).map_err(|e| match e {
+                TrySendError::Full(m) | TrySendError::Disconnected(m) => m,
+            })
+        };
+        if sent.is_err() {
+            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        sent
+    }
+
+    /// One frame: its figures, and its shape when that changed. A frame stamped more than an
+    /// hour past the clock is not kept (a wrong clock, a typo in a log): counted as dropped.
     pub fn frame(&mut self, frame: &Frame) {
-        let mut values = Vec::with_capacity(64);
-        let mut items = Vec::new();
+        if frame.t_ms > crate::collect::sampler::now_ms() + FUTURE_MS {
+            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let mut values = Vec::with_capacity(self.last_len);
+        // Items named before whose sample was dropped go with this one: an id is never used
+        // without its item stored.
+        let mut items = std::mem::take(&mut self.unsent_items);
         let (ids, next_id) = (&mut self.ids, &mut self.next_id);
         visit(frame, |scope, item, vs| {
-            let base = match ids.get(&(scope, item.to_owned())) {
+            let of_scope = ids.entry(scope).or_default();
+            let base = match of_scope.get(item) {
                 Some(b) => *b,
                 None => {
                     let base = *next_id;
                     *next_id += scope.metrics().len() as u32;
-                    ids.insert((scope, item.to_owned()), base);
+                    of_scope.insert(item.to_owned(), base);
                     items.push((item_key(scope, item), base));
                     base
                 }
@@ -97,20 +133,25 @@ impl Sink {
                 }
             }
         });
+        self.last_len = values.len();
         let hash = shape_hash(frame);
         if self.shape != Some(hash) {
-            self.shape = Some(hash);
-            self.send(Msg::Shape {
+            let shape = Msg::Shape {
                 t_ms: frame.t_ms,
                 hash,
                 frame: Box::new(frame.clone()),
-            });
+            };
+            // A shape not sent is sent with the next frame.
+            self.shape = self.send(shape).is_ok().then_some(hash);
         }
-        self.send(Msg::Sample {
+        let sample = Msg::Sample {
             t_ms: frame.t_ms,
             values,
             items,
-        });
+        };
+        if let Err(Msg::Sample { items, .. }) = self.send(sample) {
+            self.unsent_items = items;
+        }
     }
 
     /// The newest diagnosis: a segment begins when its verdict or severity differs.
@@ -119,14 +160,18 @@ impl Sink {
         if self.verdict == Some((d.verdict, d.severity)) {
             return;
         }
-        self.verdict = Some((d.verdict, d.severity));
-        self.send(Msg::Verdict(Box::new(Segment {
+        let segment = Msg::Verdict(Box::new(Segment {
             from_ms: t_ms,
             to_ms: t_ms,
             verdict: d.verdict,
             severity: d.severity,
             findings: d.findings.clone(),
-        })));
+        }));
+        // Not sent: tried again with the next diagnosis.
+        self.verdict = self
+            .send(segment)
+            .is_ok()
+            .then_some((d.verdict, d.severity));
     }
 
     /// Waits until the writer has committed everything sent before.

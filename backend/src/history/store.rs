@@ -6,6 +6,11 @@ use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, Wri
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// redb's page cache (its default is 1 GiB, which the agent's memory would grow to as the
+/// history is read): reads past it come from the kernel's page cache, which the agent does not
+/// hold (docs/performance.md#history).
+const CACHE_BYTES: usize = 4 << 20;
+
 /// The file's name in the history directory.
 pub const FILE: &str = "history.redb";
 
@@ -15,6 +20,9 @@ pub enum StoreError {
     Db(#[from] redb::Error),
     #[error("the history file {} was written by a newer vramio (format {found}, this one reads {FORMAT})", path.display())]
     Newer { path: PathBuf, found: u64 },
+    /// An answer over its limit: what to ask instead.
+    #[error("the answer would be too large: {0}")]
+    TooLarge(String),
 }
 
 impl StoreError {
@@ -79,8 +87,7 @@ impl Store {
         let path = dir.join(FILE);
         match Store::open_file(&path) {
             Ok(store) => Ok((store, None)),
-            Err(e) if e.is_disk_full() || is_locked(&e) => Err(e),
-            Err(e) if path.exists() => {
+            Err(e) if path.exists() && is_damage(&e) => {
                 let (tag, reason) = match &e {
                     StoreError::Newer { .. } => ("newer", e.to_string()),
                     _ => (
@@ -106,10 +113,19 @@ impl Store {
         }
     }
 
-    fn open_file(path: &Path) -> Result<Store, StoreError> {
+    /// Opens (or makes) the file at `path`, never setting it aside (a reopen after an I/O error).
+    pub(super) fn open_file(path: &Path) -> Result<Store, StoreError> {
         use std::os::unix::fs::OpenOptionsExt;
-        // Made 0600 before redb writes a byte: the history names users' jobs.
-        if !path.exists() {
+        // Made 0600 before redb writes a byte: the history names users' jobs. One made by hand
+        // or by an older build is narrowed to 0600 too.
+        if path.exists() {
+            use std::os::unix::fs::PermissionsExt;
+            if let Ok(m) = std::fs::metadata(path)
+                && m.permissions().mode() & 0o077 != 0
+            {
+                let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+            }
+        } else {
             std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -117,7 +133,10 @@ impl Store {
                 .open(path)
                 .map_err(|e| StoreError::Db(e.into()))?;
         }
-        let db = Database::create(path).map_err(redb::Error::from)?;
+        let db = Database::builder()
+            .set_cache_size(CACHE_BYTES)
+            .create(path)
+            .map_err(redb::Error::from)?;
         let store = Store {
             db,
             path: path.to_owned(),
@@ -196,6 +215,43 @@ impl Store {
         std::fs::metadata(&self.path).map_or(0, |m| m.len())
     }
 
+    /// Each tier's blocks and their bytes (the bench, `/metrics`).
+    pub fn tier_sizes(&self) -> Result<Vec<(&'static str, u64, u64)>, StoreError> {
+        let r = self.db.begin_read().map_err(redb::Error::from)?;
+        let mut out = Vec::new();
+        for tier in super::tables::TIERS {
+            let (mut blocks, mut bytes) = (0, 0);
+            match r.open_table(tier.table) {
+                Ok(t) => {
+                    for entry in t.iter().map_err(redb::Error::from)? {
+                        let (_, v) = entry.map_err(redb::Error::from)?;
+                        blocks += 1;
+                        bytes += v.value().len() as u64;
+                    }
+                }
+                Err(redb::TableError::TableDoesNotExist(_)) => {}
+                Err(e) => return Err(redb::Error::from(e).into()),
+            }
+            out.push((tier.name, blocks, bytes));
+        }
+        Ok(out)
+    }
+
+    /// The bytes of every block and row the file holds.
+    pub fn live_bytes(&self) -> Result<u64, StoreError> {
+        let w = self.db.begin_write().map_err(redb::Error::from)?;
+        let live = super::seal::stored(&w).map_err(StoreError::Db)?;
+        w.abort().map_err(redb::Error::from)?;
+        Ok(live)
+    }
+
+    /// Compacts the file (nothing else may use it meanwhile).
+    pub fn compact(&mut self) -> Result<bool, StoreError> {
+        self.db
+            .compact()
+            .map_err(|e| StoreError::Db(redb::Error::from(e)))
+    }
+
     /// Rows not yet sealed (for tests and the bench).
     pub fn row_count(&self) -> Result<u64, StoreError> {
         let r = self.db.begin_read().map_err(redb::Error::from)?;
@@ -207,9 +263,24 @@ impl Store {
     }
 }
 
-/// Whether another process holds the file.
-fn is_locked(e: &StoreError) -> bool {
-    matches!(e, StoreError::Db(redb::Error::DatabaseAlreadyOpen))
+/// Whether `e` says the file itself is unusable (damaged, or from a newer vramio or redb),
+/// rather than that it cannot be opened now (permissions, a full disk, I/O, another process):
+/// only then is it set aside.
+fn is_damage(e: &StoreError) -> bool {
+    match e {
+        StoreError::Newer { .. } => true,
+        StoreError::TooLarge(_) => false,
+        StoreError::Db(e) => match e {
+            redb::Error::Corrupted(_)
+            | redb::Error::RepairAborted
+            | redb::Error::UpgradeRequired(_) => true,
+            redb::Error::Io(io) => matches!(
+                io.kind(),
+                std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof
+            ),
+            _ => false,
+        },
+    }
 }
 
 fn write_batch(w: &WriteTransaction, batch: &Batch) -> Result<(), redb::Error> {

@@ -37,19 +37,19 @@ pub struct Tier {
 
 const DAY: u64 = 86_400;
 
-/// 1 s points in 10-minute blocks, kept 48 h.
+/// 1 s points in 1-hour blocks, kept 48 h.
 pub const S1: Tier = Tier {
     name: "s1",
     step: 1,
-    block: 600,
+    block: 3600,
     keep: 2 * DAY,
     table: TableDefinition::new("s1"),
 };
-/// 1 min points in 6-hour blocks, kept 30 days.
+/// 1 min points in 1-day blocks, kept 30 days.
 pub const M1: Tier = Tier {
     name: "m1",
     step: 60,
-    block: 6 * 3600,
+    block: DAY,
     keep: 30 * DAY,
     table: TableDefinition::new("m1"),
 };

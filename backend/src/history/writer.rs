@@ -1,5 +1,5 @@
 //! The writer thread: gathers the samples of each 10 s window and commits them as one batch
-//! row when the next window begins, seals every 10 minutes, and keeps the file under
+//! row when the next window begins, seals every hour, and keeps the file under
 //! `--history-max`. A full disk pauses it (what waits is kept, up to 10 minutes of it) until a
 //! retry succeeds; any failed commit is retried on a store opened again
 //! (docs/history.md#durable).
@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 const RETRY: Duration = Duration::from_secs(10);
 /// Rows kept in memory while writing is paused (10 minutes of windows).
 const MAX_WAITING_ROWS: usize = 60;
+/// Closed windows are committed at most this often (only frames faster than real time wait).
+const COMMIT_AT_MOST_EVERY: Duration = Duration::from_secs(1);
 
 struct Writer {
     shared: Arc<Shared>,
@@ -33,6 +35,7 @@ struct Writer {
     last_t_ms: u64,
     retry_at: Option<Instant>,
     sealed_until: u64,
+    last_commit: Instant,
 }
 
 pub fn run(shared: Arc<Shared>, rx: Receiver<Msg>) {
@@ -47,6 +50,7 @@ pub fn run(shared: Arc<Shared>, rx: Receiver<Msg>) {
         last_t_ms: 0,
         retry_at: None,
         sealed_until: 0,
+        last_commit: Instant::now(),
     };
     loop {
         match rx.recv_timeout(Duration::from_secs(1)) {
@@ -79,7 +83,14 @@ impl Writer {
         let window = t_ms / 1000 / ROW_SECONDS * ROW_SECONDS;
         if self.window.is_some_and(|w| w != window) {
             self.close_window();
-            self.commit();
+            // Live, a window closes every 10 s and is committed at once. Frames faster than
+            // real time (an import) are committed a second of wall time, or an hour of rows, at
+            // a time.
+            if self.last_commit.elapsed() >= COMMIT_AT_MOST_EVERY
+                || self.batch.rows.len() >= MAX_WAITING_ROWS * 6
+            {
+                self.commit();
+            }
         }
         self.window = Some(window);
         self.batch.items.extend(items);
@@ -147,6 +158,7 @@ impl Writer {
             return;
         }
         let counters = &self.shared.counters;
+        self.last_commit = Instant::now();
         match self.shared.with_store(|s| s.commit(&self.batch)) {
             Ok(()) => {
                 self.batch = Batch::default();
@@ -194,7 +206,9 @@ impl Writer {
 
     /// Seals when a 10-minute block has ended, then holds the file to its cap.
     fn seal_if_due(&mut self) {
-        let now_s = self.last_t_ms / 1000;
+        // Never past the clock: one sample stamped in the future must not age the rest out.
+        let wall_s = crate::collect::sampler::now_ms() / 1000;
+        let now_s = (self.last_t_ms / 1000).min(wall_s + 60);
         let until = now_s - now_s % S1.block;
         if until <= self.sealed_until {
             return;
@@ -206,6 +220,6 @@ impl Writer {
                 return;
             }
         }
-        self.shared.hold_cap();
+        self.shared.hold_cap(now_s);
     }
 }

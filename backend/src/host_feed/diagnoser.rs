@@ -204,6 +204,18 @@ impl Diagnoser {
         }
     }
 
+    /// One frame into the history only (an import): its figures, and the verdict as the live
+    /// diagnosis would have had it.
+    pub fn record(&mut self, frame: Frame) {
+        if let Some(h) = &mut self.history {
+            h.frame(&frame);
+        }
+        self.observe(frame);
+        if let (Some(h), Some(d)) = (&mut self.history, &self.prev) {
+            h.diagnosis(d);
+        }
+    }
+
     /// Forgets the window and the diagnosis before, then diagnoses `frames` (oldest first) one by
     /// one, as if they had just played: a replay that jumps. The first ones rebuild the window
     /// and the hysteresis; the diagnosis at the last one is returned and counts as sent.

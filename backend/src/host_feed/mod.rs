@@ -119,6 +119,9 @@ struct Inner {
     state: Mutex<State>,
     /// The newest frame decoded by [`HostFeed::latest_frame`], with its seq.
     decoded: Mutex<Option<(u64, Arc<Frame>)>>,
+    /// For a peer's host: the line its link opens for the hub's questions about the peer's
+    /// stored history (docs/hub.md#history).
+    questions: crate::peers::query::Line,
 }
 
 struct State {
@@ -195,6 +198,7 @@ impl HostFeed {
                     jump: None,
                 }),
                 decoded: Mutex::new(None),
+                questions: crate::peers::query::Line::default(),
             }),
         }
     }
@@ -435,6 +439,15 @@ impl HostFeed {
     }
 
     /// Viewers currently subscribed.
+    /// Asks the peer behind this host a question about its stored history, over its link.
+    pub async fn ask_peer(
+        &self,
+        msg: shared::ClientMsg,
+        timeout: Duration,
+    ) -> Result<shared::ServerMsg, String> {
+        self.inner.questions.ask(msg, timeout).await
+    }
+
     pub fn receiver_count(&self) -> usize {
         self.inner.tx.receiver_count()
     }
@@ -450,6 +463,9 @@ impl crate::peers::PeerSink for HostFeed {
         if let Err(e) = self.publish(frame) {
             tracing::warn!(host = %self.host(), error = %e, "cannot encode a peer's frame");
         }
+    }
+    fn questions(&self) -> Option<crate::peers::query::Line> {
+        Some(self.inner.questions.clone())
     }
     fn reset(&self) {
         if let Err(e) = self.replace_history(&mut [], None) {

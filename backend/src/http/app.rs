@@ -45,6 +45,8 @@ pub fn app(state: AppState) -> Router<()> {
         .route("/api/schema", get(schema))
         .route("/api/replay", get(replay_route::replay))
         .route("/api/history", get(history_route::history))
+        .route("/api/history/moment", get(history_route::moment))
+        .route("/api/history/export", get(history_route::export))
         .route("/api/{*rest}", any(api_not_found))
         .route_layer(axum::middleware::from_fn(auth::require_viewer));
     let admin = Router::new()

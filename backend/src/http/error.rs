@@ -18,6 +18,8 @@ pub enum ApiCode {
     NoFrameYet,
     NotFound,
     NotReplaying,
+    PeerDown,
+    Unavailable,
     SeekPending,
     ShareStore,
     SharingOff,
@@ -45,6 +47,8 @@ impl ApiCode {
             ApiCode::Unauthorized => "unauthorized",
             // The word `shared::ErrorCode::UnknownHost` is sent as on `/ws`.
             ApiCode::UnknownHost => "unknown_host",
+            ApiCode::PeerDown => "peer_down",
+            ApiCode::Unavailable => "unavailable",
         }
     }
 }

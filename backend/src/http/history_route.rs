@@ -24,6 +24,8 @@ pub(super) struct Params {
     to_ms: u64,
     #[serde(default = "default_points")]
     points: usize,
+    /// `scope:metric,...`: only those series.
+    only: Option<String>,
 }
 
 fn default_points() -> usize {
@@ -45,76 +47,301 @@ pub(super) async fn history(
     if p.points == 0 || p.points > MAX_POINTS {
         return bad("points must be 1 to 20000");
     }
-    let local = state.fleet.hubs().first().map(|h| h.host().to_owned());
-    let host = p.host.or_else(|| local.clone());
-    let scoped = scoped_host(&granted);
-    if scoped.is_some_and(|s| Some(s) != host.as_deref()) || host.is_none() {
-        return error_response(StatusCode::NOT_FOUND, ApiCode::UnknownHost, "no such host");
-    }
-    let history = match &state.history {
-        Some(h) if host == local => h.clone(),
-        _ => {
-            return error_response(
-                StatusCode::NOT_FOUND,
-                ApiCode::NotFound,
-                "no history of this host here: history is kept by the vramio that samples a host (`serve` without --no-history)",
-            );
-        }
+    let only = match p
+        .only
+        .as_deref()
+        .map(crate::history::parse_only)
+        .transpose()
+    {
+        Ok(o) => o,
+        Err(e) => return bad(&e),
     };
     let (from, to, points) = (p.from_ms, p.to_ms, p.points);
     let show_users = granted.0.as_ref().is_some_and(Access::show_users);
-    let admin = matches!(granted.0, Some(Access::Admin)) || !state.auth.enabled();
-    let read = move || {
-        let mut answer = history.read(from, to, points)?;
-        if !show_users {
-            hide_users(&mut answer, &history.users(from, to));
+    let history = match find(&state, &granted, p.host) {
+        Ok(Where::Local(h)) => h,
+        Ok(Where::Peer(feed)) => {
+            let q = PeerQuery {
+                from,
+                to,
+                points,
+                only: p.only.clone(),
+            };
+            let admin = matches!(granted.0, Some(Access::Admin)) || !state.auth.enabled();
+            return peer_history(&state, &feed, q, show_users, admin).await;
         }
-        answer.notices = notices(&history.status(), admin);
-        Ok::<_, crate::history::StoreError>(answer)
+        Err(resp) => return *resp,
     };
+    let admin = matches!(granted.0, Some(Access::Admin)) || !state.auth.enabled();
+    let viewer = crate::history::Viewer { show_users, admin };
+    let read = move || history.answer_for(from, to, points, only.as_deref(), viewer);
     match tokio::task::spawn_blocking(read).await {
         Ok(Ok(answer)) => Json(answer).into_response(),
-        Ok(Err(e)) => error_response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            ApiCode::NotFound,
-            &format!("the history cannot be read now: {e}"),
-        ),
+        Ok(Err(e)) => read_failed(&e),
         Err(_) => error_response(
             StatusCode::INTERNAL_SERVER_ERROR,
-            ApiCode::NotFound,
+            ApiCode::Unavailable,
             "the history read failed",
         ),
     }
 }
 
-/// Hides `users` in the items of job series (a job's id can hold its owner's name: a unit
-/// `user@1000.service`, a container named after its user).
-fn hide_users(answer: &mut crate::history::Answer, users: &[String]) {
-    use shared::series::Scope;
-    let hider = crate::host_feed::hider(users.iter().map(String::as_str));
-    for s in &mut answer.series {
-        if matches!(s.scope, Scope::Job | Scope::JobGpu) {
-            hider.hide(&mut s.item);
+/// A read that failed: too large (ask less) or the store unreadable now.
+fn read_failed(e: &crate::history::StoreError) -> Response {
+    match e {
+        crate::history::StoreError::TooLarge(_) => {
+            error_response(StatusCode::BAD_REQUEST, ApiCode::BadRequest, &e.to_string())
         }
+        _ => error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ApiCode::Unavailable,
+            &format!("the history cannot be read now: {e}"),
+        ),
     }
 }
 
-/// What the page says about the history: the admin gets the paths, a share viewer the gist.
-fn notices(status: &crate::history::Status, admin: bool) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(why) = &status.paused {
-        out.push(if admin {
-            why.clone()
-        } else {
-            "history writing is paused on this server".to_owned()
-        });
+/// Where a host's history is read.
+enum Where {
+    /// This server's own host: its store.
+    Local(crate::history::History),
+    /// A hub's peer: asked over its link.
+    Peer(crate::host_feed::HostFeed),
+}
+
+/// Where the history of `host` is (this server's own host when absent), if the credential may
+/// see that host.
+fn find(state: &AppState, granted: &Granted, host: Option<String>) -> Result<Where, Box<Response>> {
+    let local = state.fleet.hubs().first().map(|h| h.host().to_owned());
+    let host = host.or(local);
+    let scoped = scoped_host(granted);
+    let not_found = |code, m: &str| Box::new(error_response(StatusCode::NOT_FOUND, code, m));
+    let Some(host) = host.filter(|h| scoped.is_none_or(|s| s == h)) else {
+        return Err(not_found(ApiCode::UnknownHost, "no such host"));
+    };
+    let Some((i, feed)) = state.fleet.find(&host) else {
+        return Err(not_found(ApiCode::UnknownHost, "no such host"));
+    };
+    // A hub's hosts are all peers; `serve --peer`'s come after its own.
+    if i >= state.first_peer {
+        return Ok(Where::Peer(feed.clone()));
     }
-    if let Some(aside) = &status.set_aside {
-        out.push(if admin {
-            format!("the history file could not be opened at start and was moved aside: {aside}")
-        } else {
-            "an earlier history file could not be opened and was set aside".to_owned()
-        });
+    match &state.history {
+        Some(h) => Ok(Where::Local(h.clone())),
+        None => Err(not_found(
+            ApiCode::NotFound,
+            "no history of this host here: history is kept by the vramio that samples a host (`serve` without --no-history)",
+        )),
     }
-    out
+}
+
+/// How long the hub waits for a peer's answer.
+const PEER_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// A peer's history, asked over its link (docs/hub.md#history), and kept a while: the same
+/// range asked again within [`super::state::HISTORY_CACHE_TTL`] is not asked again.
+/// What a hub asks a peer.
+struct PeerQuery {
+    from: u64,
+    to: u64,
+    points: usize,
+    only: Option<String>,
+}
+
+async fn peer_history(
+    state: &AppState,
+    feed: &crate::host_feed::HostFeed,
+    PeerQuery {
+        from,
+        to,
+        points,
+        only,
+    }: PeerQuery,
+    show_users: bool,
+    admin: bool,
+) -> Response {
+    let key = (
+        format!("{}\n{}", feed.host(), only.as_deref().unwrap_or("")),
+        from / 10_000,
+        to / 10_000,
+        points,
+    );
+    let cached = state.history_cache.get(&key);
+    let answer = match cached {
+        Some(a) => a,
+        None => {
+            let q = shared::ClientMsg::HistoryQuery {
+                id: 0,
+                from_ms: from,
+                to_ms: to,
+                points: u32::try_from(points).unwrap_or(u32::MAX),
+                only,
+            };
+            match feed.ask_peer(q, PEER_WAIT).await {
+                Ok(shared::ServerMsg::HistoryAnswer { answer, .. }) => {
+                    let a = std::sync::Arc::new(*answer);
+                    state.history_cache.put(key, a.clone());
+                    a
+                }
+                Ok(_) => return peer_down(feed, "the peer answered something else"),
+                Err(e) => return peer_down(feed, &e),
+            }
+        }
+    };
+    let mut answer = (*answer).clone();
+    if !show_users {
+        crate::history::without_jobs(&mut answer);
+    }
+    if !admin {
+        // The peer answered the hub's admin question; its notices may name paths.
+        for n in &mut answer.notices {
+            *n = "the peer's history writing needs attention (see its own page)".to_owned();
+        }
+    }
+    Json(answer).into_response()
+}
+
+/// The peer's history could not be had: why, with the link's state.
+fn peer_down(feed: &crate::host_feed::HostFeed, why: &str) -> Response {
+    let (state, _, error) = feed.host_status();
+    let link = match error {
+        Some(e) => format!(" (the peer is {state:?}: {e})"),
+        None => format!(" (the peer is {state:?})").to_lowercase(),
+    };
+    error_response(
+        StatusCode::BAD_GATEWAY,
+        ApiCode::PeerDown,
+        &format!(
+            "the history of {} could not be had from it: {why}{link}",
+            feed.host()
+        ),
+    )
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct MomentParams {
+    host: Option<String>,
+    t_ms: u64,
+}
+
+/// `GET /api/history/moment?host=H&t_ms=T`: the page at a stored moment (a rewind): the frame
+/// there and the diagnosis of the window up to it, with the resolution it was kept at.
+pub(super) async fn moment(
+    State(state): State<AppState>,
+    Extension(granted): Extension<Granted>,
+    Query(p): Query<MomentParams>,
+) -> Response {
+    let show_users = granted.0.as_ref().is_some_and(Access::show_users);
+    let t = p.t_ms;
+    let history = match find(&state, &granted, p.host) {
+        Ok(Where::Local(h)) => h,
+        Ok(Where::Peer(feed)) => {
+            return match feed
+                .ask_peer(shared::ClientMsg::MomentQuery { id: 0, t_ms: t }, PEER_WAIT)
+                .await
+            {
+                Ok(shared::ServerMsg::MomentAnswer { mut moment, .. }) => {
+                    if !show_users {
+                        let hider = crate::host_feed::hider(
+                            moment
+                                .frame
+                                .users()
+                                .chain(moment.diagnosis.users())
+                                .collect::<Vec<_>>(),
+                        );
+                        moment.frame.hide_users(&hider);
+                        moment.diagnosis = moment.diagnosis.without_users(&hider);
+                    }
+                    Json(moment).into_response()
+                }
+                Ok(_) => peer_down(&feed, "the peer answered something else"),
+                Err(e) => peer_down(&feed, &e),
+            };
+        }
+        Err(resp) => return *resp,
+    };
+    let thresholds = state.thresholds.clone();
+    let read = move || history.moment_for(t, &thresholds, show_users);
+    match tokio::task::spawn_blocking(read).await {
+        Ok(Ok(Some(m))) => Json(m).into_response(),
+        Ok(Ok(None)) => error_response(
+            StatusCode::NOT_FOUND,
+            ApiCode::NotFound,
+            "nothing is stored at or before that moment",
+        ),
+        Ok(Err(e)) => read_failed(&e),
+        Err(_) => error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ApiCode::Unavailable,
+            "the history read failed",
+        ),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ExportParams {
+    host: Option<String>,
+    from_ms: u64,
+    to_ms: u64,
+    format: crate::history::Format,
+}
+
+/// `GET /api/history/export?host=H&from_ms=A&to_ms=B&format=csv|ndjson`: the range as a file
+/// (admin, or a link that shows users: frames name them).
+pub(super) async fn export(
+    State(state): State<AppState>,
+    Extension(granted): Extension<Granted>,
+    Query(p): Query<ExportParams>,
+) -> Response {
+    if p.from_ms >= p.to_ms || p.to_ms - p.from_ms > MAX_RANGE_MS {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            ApiCode::BadRequest,
+            "from_ms must be before to_ms, at most 400 days apart",
+        );
+    }
+    if !granted.0.as_ref().is_some_and(Access::show_users) && state.auth.enabled() {
+        return error_response(
+            StatusCode::FORBIDDEN,
+            ApiCode::Forbidden,
+            "this link hides user names, which an export holds; ask for a link that shows them",
+        );
+    }
+    let history = match find(&state, &granted, p.host) {
+        Ok(Where::Local(h)) => h,
+        Ok(Where::Peer(feed)) => {
+            return error_response(
+                StatusCode::NOT_FOUND,
+                ApiCode::NotFound,
+                &format!(
+                    "exports are made where the history is kept: run `vramio history export` on {}",
+                    feed.host()
+                ),
+            );
+        }
+        Err(resp) => return *resp,
+    };
+    let (from, to, format) = (p.from_ms, p.to_ms, p.format);
+    match tokio::task::spawn_blocking(move || history.export(from, to, format)).await {
+        Ok(Ok(body)) => {
+            let (mime, ext) = match format {
+                crate::history::Format::Csv => ("text/csv; charset=utf-8", "csv"),
+                crate::history::Format::Ndjson => ("application/x-ndjson", "ndjson"),
+            };
+            let name = format!("attachment; filename=\"vramio-history-{from}-{to}.{ext}\"");
+            (
+                [
+                    (axum::http::header::CONTENT_TYPE, mime.to_owned()),
+                    (axum::http::header::CONTENT_DISPOSITION, name),
+                ],
+                body,
+            )
+                .into_response()
+        }
+        Ok(Err(e)) => read_failed(&e),
+        Err(_) => error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ApiCode::Unavailable,
+            "the history read failed",
+        ),
+    }
 }

@@ -40,6 +40,49 @@ pub struct AppState {
     pub replay: Option<Arc<crate::ingest::player::Replay>>,
     /// The history of the first host, which this server samples (`serve`), for `/api/history`.
     pub history: Option<crate::history::History>,
+    /// The thresholds the diagnosis runs with, for a stored moment's diagnosis (a rewind).
+    pub thresholds: Arc<shared::diagnosis::Thresholds>,
+    /// The fleet's first peer: 1 where the first host is this server's own (`serve`,
+    /// `replay`), 0 on a hub.
+    pub first_peer: usize,
+    /// Peers' history answers, kept a while (docs/hub.md#history).
+    pub history_cache: HistoryCache,
+}
+
+/// How long a peer's history answer is reused.
+pub const HISTORY_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(30);
+/// Answers kept at most.
+const HISTORY_CACHE_ENTRIES: usize = 16;
+
+type CacheKey = (String, u64, u64, usize);
+type CacheMap = std::collections::HashMap<CacheKey, (Instant, Arc<shared::stored::Answer>)>;
+
+/// Peers' history answers by host and range (rounded to 10 s) and points.
+#[derive(Clone, Default)]
+pub struct HistoryCache(Arc<std::sync::Mutex<CacheMap>>);
+
+impl HistoryCache {
+    pub fn get(&self, key: &CacheKey) -> Option<Arc<shared::stored::Answer>> {
+        let map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.get(key)
+            .filter(|(at, _)| at.elapsed() < HISTORY_CACHE_TTL)
+            .map(|(_, a)| a.clone())
+    }
+
+    pub fn put(&self, key: CacheKey, answer: Arc<shared::stored::Answer>) {
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.retain(|_, (at, _)| at.elapsed() < HISTORY_CACHE_TTL);
+        if map.len() >= HISTORY_CACHE_ENTRIES {
+            map.clear();
+        }
+        map.insert(key, (Instant::now(), answer));
+    }
 }
 
 impl AppState {
@@ -70,6 +113,9 @@ impl AppState {
             viewers: ViewerSlots::default(),
             replay: None,
             history: None,
+            thresholds: Arc::default(),
+            first_peer: 1,
+            history_cache: HistoryCache::default(),
         }
     }
 }

@@ -90,6 +90,21 @@ pub(super) async fn ws(
                                 ended
                             }
                             Some(fleet) => {
+                                // The history is the server's own host's: only for a session
+                                // that shows that host.
+                                let own = state.fleet.hubs().first().map(|h| h.host().to_owned());
+                                let shows_own = fleet
+                                    .hubs()
+                                    .iter()
+                                    .any(|h| Some(h.host()) == own.as_deref());
+                                let history =
+                                    state.history.clone().filter(|_| shows_own).map(|history| {
+                                        session::query::Access {
+                                            history,
+                                            thresholds: state.thresholds.clone(),
+                                            admin: lease.is_none(),
+                                        }
+                                    });
                                 let params = SessionParams {
                                     fleet,
                                     version: env!("CARGO_PKG_VERSION"),
@@ -97,6 +112,7 @@ pub(super) async fn ws(
                                     cancel: state.shutdown.clone(),
                                     lease,
                                     show_users,
+                                    history,
                                 };
                                 session::run(params, sink, stream).await
                             }

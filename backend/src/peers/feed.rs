@@ -38,6 +38,8 @@ pub struct Feed {
     host: Option<String>,
     /// How many of the peer's frames the hub keeps: the most a backfill brings.
     keep: Option<u64>,
+    /// The hub's questions on the wire on this connection.
+    pub pending: super::query::Pending,
 }
 
 impl Feed {
@@ -52,6 +54,8 @@ impl Feed {
     /// Call on every new connection, before its first message.
     pub fn reconnected(&mut self) {
         self.greeted = false;
+        // Questions asked on the connection before are not answered on this one.
+        self.pending = super::query::Pending::default();
     }
 
     /// The `subscribe` line to send first on a (re)connection.
@@ -78,6 +82,15 @@ impl Feed {
         if !self.greeted && !matches!(msg, ServerMsg::Hello { .. }) {
             return Err(ProtocolError::Bad("the first message was not hello".into()));
         }
+        let msg = match msg {
+            ServerMsg::HistoryAnswer { .. }
+            | ServerMsg::MomentAnswer { .. }
+            | ServerMsg::QueryFailed { .. } => {
+                self.pending.answer(msg);
+                return Ok(());
+            }
+            other => other,
+        };
         match msg {
             ServerMsg::Hello {
                 protocol,
@@ -133,7 +146,10 @@ impl Feed {
             ServerMsg::HostStatus { .. }
             | ServerMsg::Summary { .. }
             | ServerMsg::Lagged { .. }
-            | ServerMsg::Pong => {}
+            | ServerMsg::Pong
+            | ServerMsg::HistoryAnswer { .. }
+            | ServerMsg::MomentAnswer { .. }
+            | ServerMsg::QueryFailed { .. } => {}
             ServerMsg::Error { code, message } => {
                 tracing::debug!(?code, %message, "peer refused a message");
             }

@@ -16,6 +16,7 @@ pub mod dispatch;
 pub mod feed;
 pub mod life;
 pub mod lines;
+pub mod query;
 pub mod spec;
 pub mod ssh;
 pub mod tls;
@@ -40,4 +41,8 @@ pub trait PeerSink: Send + Sync + 'static {
     /// The peer's history was replaced (a replay there jumped): what came before is not the
     /// host's recent past any more; the new history follows as frames.
     fn reset(&self) {}
+    /// The line the hub asks this peer's history through, while its link is up.
+    fn questions(&self) -> Option<query::Line> {
+        None
+    }
 }

@@ -202,8 +202,16 @@ impl WsLink {
         let mut deadline = Instant::now() + self.read_timeout;
         let mut ping = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
         ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut questions = super::query::Open::new(sink.questions());
         loop {
             tokio::select! {
+                Some(q) = questions.next() => {
+                    if let Some(line) = feed.pending.send(q)
+                        && let Err(e) = ws.send(Message::text(line)).await
+                    {
+                        return describe(e);
+                    }
+                }
                 () = tokio::time::sleep_until(deadline) => {
                     return format!("no data for {} s", self.read_timeout.as_secs());
                 }

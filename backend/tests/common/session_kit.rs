@@ -25,6 +25,7 @@ pub fn params(hub: &HostFeed, cancel: &CancellationToken) -> SessionParams {
         cancel: cancel.clone(),
         lease: None,
         show_users: true,
+        history: None,
     }
 }
 

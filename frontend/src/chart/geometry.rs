@@ -19,11 +19,16 @@ pub struct Series {
     pub color: String,
     /// `(t_ms, value)`, oldest first; `None` is a gap in the line.
     pub points: Vec<(u64, Option<f64>)>,
+    /// `(t_ms, min, max)` where a point stands for many samples (stored history): drawn as a
+    /// band around the line, so a spike stays visible. Empty for live data.
+    pub band: Vec<(u64, f64, f64)>,
 }
 
 /// Everything the component draws for one data update.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
+    /// Left edge of the time axis, ms since the epoch.
+    pub t_start: u64,
     /// Right edge of the time axis (the newest point), ms since the epoch.
     pub t_end: u64,
     /// Value at the top of the plot.
@@ -32,6 +37,8 @@ pub struct Layout {
     pub y_ticks: Vec<f64>,
     /// `(colour, d)` per series, in series order.
     pub paths: Vec<(String, String)>,
+    /// `(colour, d)` of each series' min-to-max band, for those that have one.
+    pub bands: Vec<(String, String)>,
 }
 
 /// A tick step of 1, 2, 2.5 or 5 times a power of ten such that four steps cover `max`.
@@ -58,35 +65,107 @@ pub fn layout(series: &[Series], window_ms: u64, y_max: Option<f64>, max_gap_ms:
         .filter_map(|s| s.points.last().map(|p| p.0))
         .max()
         .unwrap_or(0);
-    let t_start = t_end.saturating_sub(window_ms);
-    fn visible(s: &Series, t_start: u64) -> &[(u64, Option<f64>)] {
+    layout_span(
+        series,
+        (t_end.saturating_sub(window_ms), t_end),
+        y_max,
+        max_gap_ms,
+    )
+}
+
+/// [`layout`] over a given span `(t_start, t_end)` (a stored range), bands included.
+pub fn layout_span(
+    series: &[Series],
+    (t_start, t_end): (u64, u64),
+    y_max: Option<f64>,
+    max_gap_ms: u64,
+) -> Layout {
+    fn visible(s: &Series, t_start: u64, t_end: u64) -> &[(u64, Option<f64>)] {
         let from = s.points.partition_point(|p| p.0 < t_start);
-        &s.points[from..]
+        let to = s.points.partition_point(|p| p.0 <= t_end);
+        &s.points[from..to.max(from)]
+    }
+    fn visible_band(s: &Series, t_start: u64, t_end: u64) -> &[(u64, f64, f64)] {
+        let from = s.band.partition_point(|p| p.0 < t_start);
+        let to = s.band.partition_point(|p| p.0 <= t_end);
+        &s.band[from..to.max(from)]
     }
     let y_top = y_max.unwrap_or_else(|| {
         let max = series
             .iter()
-            .flat_map(|s| visible(s, t_start).iter().filter_map(|p| p.1))
+            .flat_map(|s| {
+                visible(s, t_start, t_end)
+                    .iter()
+                    .filter_map(|p| p.1)
+                    .chain(visible_band(s, t_start, t_end).iter().map(|b| b.2))
+            })
             .fold(0.0, f64::max);
         nice_top(max)
     });
     let y_ticks = (0..=4).map(|i| y_top * f64::from(i) / 4.0).collect();
-    let window = window_ms.max(1) as f64;
+    let window = t_end.saturating_sub(t_start).max(1) as f64;
     let x_of = |t: u64| (t.saturating_sub(t_start)) as f64 / window * VIEW_W;
     let y_of = |v: f64| VIEW_H - (v / y_top).clamp(0.0, 1.02) * VIEW_H;
     let paths = series
         .iter()
         .map(|s| {
-            let d = path_d(visible(s, t_start), max_gap_ms, x_of, y_of);
+            let d = path_d(visible(s, t_start, t_end), max_gap_ms, x_of, y_of);
+            (s.color.clone(), d)
+        })
+        .collect();
+    let bands = series
+        .iter()
+        .filter(|s| !s.band.is_empty())
+        .map(|s| {
+            let d = band_d(visible_band(s, t_start, t_end), max_gap_ms, x_of, y_of);
             (s.color.clone(), d)
         })
         .collect();
     Layout {
+        t_start,
         t_end,
         y_top,
         y_ticks,
         paths,
+        bands,
     }
+}
+
+/// One closed SVG path per run of band points: along the maxima, back along the minima. A run
+/// of one point is a thin vertical bar.
+pub fn band_d(
+    band: &[(u64, f64, f64)],
+    max_gap_ms: u64,
+    x_of: impl Fn(u64) -> f64,
+    y_of: impl Fn(f64) -> f64,
+) -> String {
+    let mut d = String::with_capacity(band.len() * 28);
+    let mut start = 0;
+    for i in 1..=band.len() {
+        let breaks = i == band.len() || band[i].0.saturating_sub(band[i - 1].0) > max_gap_ms;
+        if !breaks {
+            continue;
+        }
+        let run = &band[start..i];
+        for (k, &(t, _, hi)) in run.iter().enumerate() {
+            let _ = write!(
+                d,
+                "{}{:.1} {:.1}",
+                if k == 0 { 'M' } else { 'L' },
+                x_of(t),
+                y_of(hi)
+            );
+        }
+        if run.len() == 1 {
+            let _ = write!(d, "h0.5");
+        }
+        for &(t, lo, _) in run.iter().rev() {
+            let _ = write!(d, "L{:.1} {:.1}", x_of(t), y_of(lo));
+        }
+        d.push('Z');
+        start = i;
+    }
+    d
 }
 
 /// One SVG path for a run of points: `M` starts each stretch, `L` continues it; a lone point gets a
@@ -146,6 +225,109 @@ pub fn x_labels(window_ms: u64) -> Vec<String> {
     (0..=3u64).rev().map(|k| ago(window_ms * k / 3)).collect()
 }
 
+/// Escapes text for SVG.
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A chart as a standalone SVG document (a saved chart): the title, the y ticks, the bands and
+/// lines of `layout`, the time labels and a legend, with every style inline.
+pub fn standalone_svg(
+    title: &str,
+    layout: &Layout,
+    legend: &[(String, String)],
+    y_format: fn(f64) -> String,
+    x_labels: &[String],
+) -> String {
+    const LEFT: f64 = 70.0;
+    const TOP: f64 = 34.0;
+    let legend_rows = legend.len().div_ceil(4).max(1) as f64;
+    let (w, h) = (
+        LEFT + VIEW_W + 20.0,
+        TOP + VIEW_H + 30.0 + 20.0 * legend_rows,
+    );
+    let mut out = String::with_capacity(4096);
+    let _ = write!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12"><rect width="{w}" height="{h}" fill="white"/><text x="{LEFT}" y="20" font-size="15" font-weight="bold">{}</text><g transform="translate({LEFT},{TOP})">"#,
+        xml(title)
+    );
+    for v in &layout.y_ticks {
+        let y = VIEW_H - v / layout.y_top * VIEW_H;
+        let _ = write!(
+            out,
+            r##"<line x1="0" x2="{VIEW_W}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="-6" y="{:.1}" text-anchor="end">{}</text>"##,
+            y + 4.0,
+            xml(&y_format(*v))
+        );
+    }
+    for (color, d) in &layout.bands {
+        let _ = write!(
+            out,
+            r#"<path d="{d}" fill="{}" fill-opacity="0.2"/>"#,
+            xml(color)
+        );
+    }
+    for (color, d) in &layout.paths {
+        let _ = write!(
+            out,
+            r#"<path d="{d}" fill="none" stroke="{}" stroke-width="1.5" stroke-linejoin="round" stroke-linecap="round"/>"#,
+            xml(color)
+        );
+    }
+    let n = x_labels.len().max(2) - 1;
+    for (i, label) in x_labels.iter().enumerate() {
+        let x = VIEW_W * i as f64 / n as f64;
+        let anchor = match i {
+            0 => "start",
+            i if i == n => "end",
+            _ => "middle",
+        };
+        let _ = write!(
+            out,
+            r#"<text x="{x:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
+            VIEW_H + 18.0,
+            xml(label)
+        );
+    }
+    for (i, (label, color)) in legend.iter().enumerate() {
+        let (x, y) = (
+            (i % 4) as f64 * 250.0,
+            VIEW_H + 40.0 + (i / 4) as f64 * 20.0,
+        );
+        let _ = write!(
+            out,
+            r#"<rect x="{x}" y="{:.1}" width="10" height="10" fill="{}"/><text x="{:.1}" y="{y:.1}">{}</text>"#,
+            y - 9.0,
+            xml(color),
+            x + 14.0,
+            xml(label)
+        );
+    }
+    out.push_str("</g></svg>");
+    out
+}
+
+/// Labels under the time axis of a stored span, oldest first: times of day, or days and times
+/// past 24 hours.
+pub fn span_labels(t_start: u64, t_end: u64, tz: shared::diagnosis::words::Tz) -> Vec<String> {
+    use shared::diagnosis::words::{clock_text, day_clock_text};
+    let span = t_end.saturating_sub(t_start);
+    (0..=3u64)
+        .map(|k| {
+            let t = t_start + span * k / 3;
+            if span > 86_400_000 {
+                day_clock_text(t, tz)
+            } else {
+                clock_text(t, tz)
+            }
+        })
+        .collect()
+}
+
 /// `now`, `-13 s`, `-5 min`, `-2 min 13 s`: how long before the newest point.
 pub fn ago(ms: u64) -> String {
     let s = ms / 1000;
@@ -177,7 +359,65 @@ mod tests {
             label: "s".into(),
             color: "red".into(),
             points,
+            band: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_span_is_laid_out_whole_with_its_bands() {
+        let mut s = series(vec![
+            (0, Some(10.0)),
+            (60_000, Some(20.0)),
+            (600_000, Some(5.0)),
+        ]);
+        s.band = vec![(0, 5.0, 40.0), (60_000, 10.0, 30.0), (600_000, 5.0, 5.0)];
+        let l = layout_span(&[s], (0, 600_000), None, 120_000);
+        assert_eq!((l.t_start, l.t_end), (0, 600_000));
+        // The band's 40 sets the top, not the line's 20.
+        assert_eq!(l.y_top, 40.0);
+        assert_eq!(l.bands.len(), 1);
+        // Two runs (the last point is past the gap): a polygon of two, a bar of one.
+        assert_eq!(
+            l.bands[0].1,
+            "M0.0 0.0L100.0 50.0L100.0 150.0L0.0 175.0ZM1000.0 175.0h0.5L1000.0 175.0Z"
+        );
+        assert_eq!(band_d(&[], 1, |t| t as f64, |v| v), "");
+    }
+
+    #[test]
+    fn a_saved_chart_is_a_whole_svg_with_its_text_escaped() {
+        let mut s = series(vec![(0, Some(10.0)), (1000, Some(20.0))]);
+        s.band = vec![(0, 5.0, 15.0), (1000, 10.0, 30.0)];
+        let l = layout_span(&[s], (0, 1000), Some(100.0), 5000);
+        let legend = vec![("nvme0n1 <a&b>".to_owned(), "#4e79a7".to_owned())];
+        let svg = standalone_svg(
+            "Disk \"read\"",
+            &l,
+            &legend,
+            |v| format!("{v}%"),
+            &["a".into(), "b".into()],
+        );
+        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        assert!(svg.ends_with("</g></svg>"));
+        assert!(svg.contains("Disk &quot;read&quot;"));
+        assert!(svg.contains("nvme0n1 &lt;a&amp;b&gt;"));
+        assert!(svg.contains("fill-opacity=\"0.2\""), "the band");
+        assert_eq!(svg.matches("<path").count(), 2);
+        assert!(svg.contains(">100%<"));
+    }
+
+    #[test]
+    fn span_labels_show_times_of_day_then_days() {
+        let tz = shared::diagnosis::words::Tz::UTC;
+        let t0 = 1_764_504_200_000 - 1_764_504_200_000 % 3_600_000;
+        assert_eq!(
+            span_labels(t0, t0 + 3 * 3_600_000, tz),
+            vec!["12:00 UTC", "13:00 UTC", "14:00 UTC", "15:00 UTC"]
+        );
+        assert_eq!(
+            span_labels(t0, t0 + 3 * 86_400_000, tz)[3],
+            "12-03 12:00 UTC"
+        );
     }
 
     #[test]

@@ -1,83 +1,121 @@
-//! The live charts: GPU memory and utilization per GPU, disk read, write and util per device, over
-//! the last 15 minutes. Series come from the store's history through `series.rs`; drawing is the
-//! generic `Chart`.
+//! The charts: GPU memory and utilization per GPU, disk read, write and util per device. Live,
+//! the last 15 minutes from the store's samples (`series.rs`); on a stored range, the history's
+//! points with their min-to-max bands (`history.rs`). Dragging across a chart zooms to that
+//! stretch; a click rewinds the page to that moment. Drawing is the generic `Chart`.
 
 use crate::chart::{Chart, Series};
 use crate::format::{axis_mib_s, axis_pct};
+use crate::history::{self as hist, Range, use_history};
 use crate::model::CHART_WINDOW_MS;
 use crate::series::{DiskMetric, GpuMetric, disk_series, gpu_series};
 use crate::store::{Store, max_gap_ms, use_store};
+use crate::views::history::{HistoryStrip, RangeControl};
 use leptos::prelude::*;
 
-fn gpu(store: Store, metric: GpuMetric) -> Memo<Vec<Series>> {
+/// The series of one chart: live or stored, whichever the range says.
+fn pick(
+    store: Store,
+    live: impl Fn(&shared::window::Ring<crate::model::Sample>) -> Vec<Series> + Send + Sync + 'static,
+    stored: hist::Chart,
+) -> Memo<Vec<Series>> {
+    let history = use_history();
     Memo::new(move |_| {
-        store
-            .with_history(|h| gpu_series(h, metric, CHART_WINDOW_MS))
-            .unwrap_or_default()
-    })
-}
-
-fn disk(store: Store, metric: DiskMetric) -> Memo<Vec<Series>> {
-    Memo::new(move |_| {
-        store
-            .with_history(|h| disk_series(h, metric, CHART_WINDOW_MS))
-            .unwrap_or_default()
+        if history.range.get() == Range::Live {
+            store.with_history(&live).unwrap_or_default()
+        } else {
+            history
+                .answer
+                .with(|a| a.as_ref().map(|a| hist::series(a, stored)))
+                .unwrap_or_default()
+        }
     })
 }
 
 #[component]
 pub fn ChartsSection() -> impl IntoView {
     let store = use_store();
-    let gap = Signal::derive(move || max_gap_ms(store.interval_ms.get()));
-    let gpu_mem = gpu(store, GpuMetric::MemoryPct);
-    let gpu_util = gpu(store, GpuMetric::UtilPct);
-    let read = disk(store, DiskMetric::ReadMibS);
-    let write = disk(store, DiskMetric::WriteMibS);
-    let util = disk(store, DiskMetric::UtilPct);
+    let history = use_history();
+    let live = move || history.range.get() == Range::Live;
+    let gap = Signal::derive(move || {
+        if live() {
+            max_gap_ms(store.interval_ms.get())
+        } else {
+            history
+                .answer
+                .with(|a| a.as_ref().map_or(3000, |a| hist::gap_ms(a)))
+        }
+    });
+    let span = Signal::derive(move || if live() { None } else { history.span.get() });
+    let gpu_mem = pick(
+        store,
+        |h| gpu_series(h, GpuMetric::MemoryPct, CHART_WINDOW_MS),
+        hist::Chart::GpuMemoryPct,
+    );
+    let gpu_util = pick(
+        store,
+        |h| gpu_series(h, GpuMetric::UtilPct, CHART_WINDOW_MS),
+        hist::Chart::GpuUtilPct,
+    );
+    let read = pick(
+        store,
+        |h| disk_series(h, DiskMetric::ReadMibS, CHART_WINDOW_MS),
+        hist::Chart::DiskReadMibS,
+    );
+    let write = pick(
+        store,
+        |h| disk_series(h, DiskMetric::WriteMibS, CHART_WINDOW_MS),
+        hist::Chart::DiskWriteMibS,
+    );
+    let util = pick(
+        store,
+        |h| disk_series(h, DiskMetric::UtilPct, CHART_WINDOW_MS),
+        hist::Chart::DiskUtilPct,
+    );
+    let on_zoom = Callback::new(move |(a, b): (u64, u64)| {
+        history.show(store.current_host.get_untracked(), Range::Between(a, b));
+    });
+    let on_pick = Callback::new(move |t: u64| {
+        hist::rewind(store, store.current_host.get_untracked(), t, history.error);
+    });
+    let heading = move || {
+        let tz = crate::diag::text::local_tz();
+        match history.span.get().filter(|_| !live()) {
+            Some((a, b)) => format!(
+                "History: {} – {}",
+                shared::diagnosis::words::day_clock_text(a, tz),
+                shared::diagnosis::words::day_clock_text(b, tz)
+            ),
+            None => "Last 15 minutes".to_owned(),
+        }
+    };
+    let chart = move |title: &'static str, series: Memo<Vec<Series>>, pct: bool| {
+        view! {
+            <Chart
+                title=title
+                series=series
+                y_format=if pct { axis_pct } else { axis_mib_s }
+                y_max=if pct { Some(100.0) } else { None }
+                window_ms=CHART_WINDOW_MS
+                max_gap_ms=gap
+                span=span
+                on_zoom=on_zoom
+                on_pick=on_pick
+            />
+        }
+    };
     view! {
-        <section class="section" aria-labelledby="charts-h">
-            <h2 id="charts-h">"Last 15 minutes"</h2>
+        <section class="section" aria-labelledby="charts-h" data-testid="charts">
+            <h2 id="charts-h">{heading}</h2>
+            <RangeControl />
+            <HistoryStrip />
             <div class="charts">
                 <Show when=move || !gpu_mem.with(Vec::is_empty)>
-                    <Chart
-                        title="GPU memory used"
-                        series=gpu_mem
-                        y_format=axis_pct
-                        y_max=100.0
-                        window_ms=CHART_WINDOW_MS
-                        max_gap_ms=gap
-                    />
-                    <Chart
-                        title="GPU utilization"
-                        series=gpu_util
-                        y_format=axis_pct
-                        y_max=100.0
-                        window_ms=CHART_WINDOW_MS
-                        max_gap_ms=gap
-                    />
+                    {chart("GPU memory used", gpu_mem, true)}
+                    {chart("GPU utilization", gpu_util, true)}
                 </Show>
-                <Chart
-                    title="Disk read"
-                    series=read
-                    y_format=axis_mib_s
-                    window_ms=CHART_WINDOW_MS
-                    max_gap_ms=gap
-                />
-                <Chart
-                    title="Disk write"
-                    series=write
-                    y_format=axis_mib_s
-                    window_ms=CHART_WINDOW_MS
-                    max_gap_ms=gap
-                />
-                <Chart
-                    title="Disk utilization"
-                    series=util
-                    y_format=axis_pct
-                    y_max=100.0
-                    window_ms=CHART_WINDOW_MS
-                    max_gap_ms=gap
-                />
+                {chart("Disk read", read, false)}
+                {chart("Disk write", write, false)}
+                {chart("Disk utilization", util, true)}
             </div>
         </section>
     }

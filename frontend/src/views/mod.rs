@@ -8,6 +8,7 @@ pub mod copy;
 pub mod disks;
 pub mod evidence;
 pub mod gpu;
+pub mod history;
 pub mod host;
 pub mod hub;
 pub mod jobs;

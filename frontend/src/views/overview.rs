@@ -69,6 +69,7 @@ pub fn Overview(now: ReadSignal<f64>) -> impl IntoView {
 fn HostCard(name: String, now: ReadSignal<f64>) -> impl IntoView {
     let store = use_store();
     let key = name.clone();
+    let name_for_strip = name.clone();
     let s: Memo<Option<SummaryRef>> = Memo::new(move |_| store.summary(&key));
     let state =
         Memo::new(move |_| s.with(|s| s.as_ref().map_or(HostState::Connecting, |s| s.state)));
@@ -155,7 +156,56 @@ fn HostCard(name: String, now: ReadSignal<f64>) -> impl IntoView {
                 </p>
             })}
             {move || error.get().map(|e| view! { <p class="host-error" data-testid="host-error">{e}</p> })}
+            <DayStrip name=name_for_strip />
         </a>
+    }
+}
+
+/// The last 24 h of a host's verdict, from its history (asked of the peer by the hub), every
+/// half minute (the hub keeps each answer 30 s); nothing while the peer keeps none or cannot
+/// answer.
+#[component]
+fn DayStrip(name: String) -> impl IntoView {
+    let segments = RwSignal::new(None::<(u64, u64, Vec<shared::replay::Segment>)>);
+    let fetch = {
+        let name = name.clone();
+        move || {
+            let name = name.clone();
+            leptos::task::spawn_local(async move {
+                let to = crate::history::now_ms();
+                let from = to.saturating_sub(86_400_000);
+                // `only=` with nothing: the segments alone.
+                if let Ok(a) = crate::api::history(Some(&name), from, to, 1, "").await {
+                    segments.set(Some((from, to, crate::history::timeline(&a))));
+                }
+            });
+        }
+    };
+    fetch();
+    if let Ok(handle) = set_interval_with_handle(fetch, std::time::Duration::from_secs(30)) {
+        on_cleanup(move || handle.clear());
+    }
+    move || {
+        let (from, to, segs) = segments.get()?;
+        (!segs.is_empty()).then(|| {
+            let drawn = crate::views::replay::layout(from, to, &segs)
+                .into_iter()
+                .map(|d| {
+                    view! {
+                        <span
+                            class=d.class
+                            style=format!("left:{:.3}%;width:{:.3}%", d.left_pct, d.width_pct)
+                            title=d.title
+                        ></span>
+                    }
+                })
+                .collect_view();
+            view! {
+                <div class="replay-timeline day-strip" data-testid="day-strip" title="the verdict over the last 24 h">
+                    {drawn}
+                </div>
+            }
+        })
     }
 }
 

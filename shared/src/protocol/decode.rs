@@ -34,6 +34,9 @@ const VARIANTS: &[&str] = &[
     "reset",
     "history",
     "lagged",
+    "history_answer",
+    "moment_answer",
+    "query_failed",
     "error",
     "pong",
 ];
@@ -104,6 +107,24 @@ struct History {
 #[derive(Deserialize)]
 struct Lagged {
     skipped: u64,
+}
+
+#[derive(Deserialize)]
+struct HistoryAnswer {
+    id: u64,
+    answer: Box<crate::stored::Answer>,
+}
+
+#[derive(Deserialize)]
+struct MomentAnswer {
+    id: u64,
+    moment: Box<crate::stored::Moment>,
+}
+
+#[derive(Deserialize)]
+struct QueryFailed {
+    id: u64,
+    message: String,
 }
 
 #[derive(Deserialize)]
@@ -187,6 +208,27 @@ impl ServerMsg {
                 ServerMsg::History {
                     host: m.host,
                     samples: m.samples,
+                }
+            }
+            "history_answer" => {
+                let m: HistoryAnswer = read(text)?;
+                ServerMsg::HistoryAnswer {
+                    id: m.id,
+                    answer: m.answer,
+                }
+            }
+            "moment_answer" => {
+                let m: MomentAnswer = read(text)?;
+                ServerMsg::MomentAnswer {
+                    id: m.id,
+                    moment: m.moment,
+                }
+            }
+            "query_failed" => {
+                let m: QueryFailed = read(text)?;
+                ServerMsg::QueryFailed {
+                    id: m.id,
+                    message: m.message,
                 }
             }
             "lagged" => {

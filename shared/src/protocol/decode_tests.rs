@@ -29,7 +29,7 @@ fn golden() -> Vec<(String, String)> {
 #[test]
 fn every_golden_message_decodes_as_the_derive_does_and_round_trips() {
     let golden = golden();
-    assert_eq!(golden.len(), 11, "one fixture per variant");
+    assert_eq!(golden.len(), 14, "one fixture per variant");
     let mut kinds = std::collections::HashSet::new();
     for (name, text) in golden {
         let want = derived(&text).unwrap_or_else(|e| panic!("{name}: {e}"));

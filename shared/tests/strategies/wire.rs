@@ -332,12 +332,101 @@ pub fn server_msg(f: Floats, figure: BoxedStrategy<f64>) -> impl Strategy<Value 
             }
         ),
         (host(), int(0..1000)).prop_map(|(host, frames)| ServerMsg::Reset { host, frames }),
-        (host(), vec(sample(figure), 0..3))
+        (host(), vec(sample(figure.clone()), 0..3))
             .prop_map(|(host, samples)| ServerMsg::History { host, samples }),
         int(0..1000).prop_map(|skipped| ServerMsg::Lagged { skipped }),
         (one_of(), name(&TEXT)).prop_map(|(code, message)| ServerMsg::Error { code, message }),
         Just(ServerMsg::Pong),
+        (int(0..u64::MAX), stored_answer(f, figure.clone())).prop_map(|(id, answer)| {
+            ServerMsg::HistoryAnswer {
+                id,
+                answer: Box::new(answer),
+            }
+        }),
+        (
+            int(0..u64::MAX),
+            int(0..u64::MAX),
+            int(0..100_000),
+            frame(f),
+            diagnosis(f)
+        )
+            .prop_map(
+                |(id, t_ms, step_ms, frame, diagnosis)| ServerMsg::MomentAnswer {
+                    id,
+                    moment: Box::new(shared::stored::Moment {
+                        t_ms,
+                        step_ms,
+                        frame,
+                        diagnosis,
+                    }),
+                }
+            ),
+        (int(0..u64::MAX), name(&TEXT))
+            .prop_map(|(id, message)| ServerMsg::QueryFailed { id, message }),
     ]
+}
+
+/// A stored range of any shape.
+pub fn stored_answer(
+    f: Floats,
+    figure: BoxedStrategy<f64>,
+) -> impl Strategy<Value = shared::stored::Answer> {
+    use shared::stored::{Answer, Piece, Segment, SeriesPoints};
+    let point = (int(0..u64::MAX), figure.clone(), figure.clone(), figure);
+    let series = (
+        one_of(),
+        name(&SUBJECTS),
+        name(&["util_pct", "used_bytes"]),
+        one_of(),
+        vec(point, 0..3),
+    )
+        .prop_map(|(scope, item, metric, unit, points)| SeriesPoints {
+            scope,
+            item,
+            metric,
+            unit,
+            points,
+        });
+    let segment = (
+        int(0..u64::MAX),
+        int(0..u64::MAX),
+        one_of(),
+        one_of(),
+        vec(finding(f), 0..2),
+    )
+        .prop_map(|(from_ms, to_ms, verdict, severity, findings)| Segment {
+            from_ms,
+            to_ms,
+            verdict,
+            severity,
+            findings,
+        });
+    let piece = (int(0..u64::MAX), int(0..u64::MAX), int(0..100_000)).prop_map(
+        |(from_ms, to_ms, step_ms)| Piece {
+            from_ms,
+            to_ms,
+            step_ms,
+        },
+    );
+    (
+        (int(0..u64::MAX), int(0..u64::MAX), int(0..100_000)),
+        vec(piece, 0..2),
+        vec(series, 0..3),
+        vec(segment, 0..2),
+        vec(name(&TEXT), 0..2),
+    )
+        .prop_map(
+            |((from_ms, to_ms, step_ms), tiers, series, segments, notices)| Answer {
+                from_ms,
+                to_ms,
+                step_ms,
+                tiers,
+                series,
+                segments,
+                events: Vec::new(),
+                notices,
+            },
+        )
 }
 
 /// Every client message.
@@ -360,5 +449,23 @@ pub fn client_msg() -> impl Strategy<Value = ClientMsg> {
                 }
             }),
         Just(ClientMsg::Ping),
+        (
+            int(0..u64::MAX),
+            int(0..u64::MAX),
+            int(0..u64::MAX),
+            int32(0..20_000),
+            opt(name(&["gpu:util_pct", ""]))
+        )
+            .prop_map(
+                |(id, from_ms, to_ms, points, only)| ClientMsg::HistoryQuery {
+                    id,
+                    from_ms,
+                    to_ms,
+                    points,
+                    only,
+                }
+            ),
+        (int(0..u64::MAX), int(0..u64::MAX))
+            .prop_map(|(id, t_ms)| ClientMsg::MomentQuery { id, t_ms }),
     ]
 }

@@ -70,6 +70,43 @@ pub enum Command {
     /// The live protocol as one JSON message per line on stdout, for a hub that reaches this
     /// host over SSH: relays this user's running `vramio serve`, else samples.
     Stream(StreamArgs),
+    /// The history `serve` keeps: export a range as CSV or NDJSON frames.
+    History(HistoryCmdArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct HistoryCmdArgs {
+    #[command(subcommand)]
+    pub command: HistoryCommand,
+}
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum HistoryCommand {
+    /// Write a range of the history to stdout (or --out): CSV, one column per series, or
+    /// NDJSON frames that `vramio replay` and `check --from` read. Asks the running server
+    /// when there is one, else reads the history directory.
+    Export {
+        /// Start: RFC 3339 (`2026-12-03T22:00:00Z`), milliseconds since the epoch, or a time
+        /// ago (`24h`, `7d`).
+        #[arg(long, value_name = "TIME")]
+        from: String,
+        /// End, as --from, or `now`.
+        #[arg(long, value_name = "TIME", default_value = "now")]
+        to: String,
+        /// The host (a hub's peer); default: the server's own.
+        #[arg(long, value_name = "NAME")]
+        host: Option<String>,
+        #[arg(long, value_enum, default_value = "csv")]
+        format: crate::history::Format,
+        /// Write here instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Read this history directly [default: STATE_DIR/history], when no server runs.
+        #[arg(long, env = "VRAMIO_HISTORY_DIR", value_name = "DIR")]
+        history_dir: Option<PathBuf>,
+        #[command(flatten)]
+        access: AccessArgs,
+    },
 }
 
 #[derive(Debug, Clone, Args)]
@@ -138,8 +175,25 @@ pub struct ImportArgs {
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// The recording to write (replaced if it exists).
-    #[arg(long, env = "VRAMIO_OUT", value_name = "FILE")]
-    pub out: PathBuf,
+    #[arg(
+        long,
+        env = "VRAMIO_OUT",
+        value_name = "FILE",
+        required_unless_present = "into_history"
+    )]
+    pub out: Option<PathBuf>,
+    /// Load the logs into the history store (docs/history.md#import), so they show on the
+    /// page's charts and verdict timeline; with --out too, both.
+    #[arg(long)]
+    pub into_history: bool,
+    /// The history to load into [default: STATE_DIR/history]. A running `vramio serve` holds
+    /// its history: stop it for the import.
+    #[arg(long, env = "VRAMIO_HISTORY_DIR", value_name = "DIR")]
+    pub history_dir: Option<PathBuf>,
+    /// The state directory whose history to load into [default: $XDG_STATE_HOME/vramio, else
+    /// ~/.local/state/vramio].
+    #[arg(long, env = "VRAMIO_STATE_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
     #[command(flatten)]
     pub logs: LogArgs,
     /// The step between samples of a log without timestamps.

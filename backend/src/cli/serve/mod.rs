@@ -92,6 +92,8 @@ async fn serve_until_signal(
         _ => (None, None),
     };
     state.history = history.clone();
+    state.thresholds = std::sync::Arc::new(thresholds.clone());
+    state.first_peer = usize::from(kind != ServerKind::Hub);
     let (shutdown, sessions) = (state.shutdown.clone(), state.sessions.clone());
     let feeding = match hosts.start(&shutdown) {
         Some(local) => Some(Feeding::start(local, thresholds, &args.sampling, sink)?),

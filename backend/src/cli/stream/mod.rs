@@ -91,6 +91,7 @@ async fn sample(args: StreamArgs, thresholds: shared::diagnosis::Thresholds) -> 
         cancel,
         lease: None,
         show_users: true,
+        history: None,
     };
     let ended = session::run(
         params,

@@ -15,6 +15,9 @@ use shared::{ClientMsg, ErrorCode, ServerMsg};
 /// What to do about one client message.
 pub enum Incoming {
     Subscribe(Selection),
+    /// A question about the stored history (`history_query`, `moment_query`), answered by
+    /// [`super::query::answer`].
+    Query(ClientMsg),
     Reply(ServerMsg),
     Ignore,
     End(Ended),
@@ -30,6 +33,9 @@ pub fn classify<E: std::fmt::Display>(fleet: &Fleet, incoming: Result<Message, E
     };
     match serde_json::from_str::<ClientMsg>(text.as_str()) {
         Ok(ClientMsg::Ping) => Incoming::Reply(ServerMsg::Pong),
+        Ok(q @ (ClientMsg::HistoryQuery { .. } | ClientMsg::MomentQuery { .. })) => {
+            Incoming::Query(q)
+        }
         Ok(ClientMsg::Subscribe {
             hosts,
             since_seq,

@@ -22,6 +22,7 @@ mod host_stream;
 mod hosts;
 mod lease;
 mod overview;
+pub mod query;
 mod socket;
 
 pub use host_stream::{HostStream, Start};
@@ -82,6 +83,9 @@ pub struct SessionParams {
     pub lease: Option<ViewLease>,
     /// Whether frames keep their user names.
     pub show_users: bool,
+    /// The history of the server's own host, for `history_query` and `moment_query` (`None`:
+    /// they are answered `query_failed`).
+    pub history: Option<query::Access>,
 }
 
 /// Runs one session until the client leaves, the server shuts down, the lease ends, or the socket
@@ -99,6 +103,7 @@ where
         cancel,
         lease,
         show_users,
+        history,
     } = params;
     let interval_ms = fleet.hubs().first().map_or(1000, |h| {
         u64::try_from(h.interval().as_millis()).unwrap_or(u64::MAX)
@@ -133,6 +138,13 @@ where
                         return Ended::WriteFailed;
                     }
                 }
+                Incoming::Query(q) => {
+                    hosts.select(everything);
+                    let msg = query::answer(history.as_ref(), q, show_users).await;
+                    if write_msg(&mut sink, &msg).await.is_err() {
+                        return Ended::WriteFailed;
+                    }
+                }
                 Incoming::Ignore => hosts.select(everything),
                 Incoming::End(ended) => return close(sink, ended).await,
             },
@@ -157,6 +169,10 @@ where
                         Ok(())
                     }
                     Incoming::Reply(msg) => write_msg(&mut sink, &msg).await,
+                    Incoming::Query(q) => {
+                        let msg = query::answer(history.as_ref(), q, show_users).await;
+                        write_msg(&mut sink, &msg).await
+                    }
                     Incoming::Ignore => Ok(()),
                     Incoming::End(ended) => Err(ended),
                 },

@@ -185,8 +185,17 @@ async fn talk(
     let mut err_buf = vec![0u8; 4096];
     let mut stderr_open = true;
     let mut deadline = Instant::now() + hello_timeout;
+    let mut questions = crate::peers::query::Open::new(sink.questions());
     loop {
         tokio::select! {
+            Some(q) = questions.next() => {
+                if let Some(mut line) = feed.pending.send(q) {
+                    line.push('\n');
+                    // A failed write: ssh is gone, and its output says why.
+                    let _ = stdin.write_all(line.as_bytes()).await;
+                    let _ = stdin.flush().await;
+                }
+            }
             line = lines.next_line() => match line {
                 Ok(Some(line)) => {
                     if let Err(e) = feed.apply(&line, sink) {

@@ -174,6 +174,33 @@ impl Tz {
     }
 }
 
+/// The day and time of `t_ms`: `12-03 14:00` (month-day), with ` UTC` in [`Tz::UTC`]; for a
+/// time axis longer than a day.
+pub fn day_clock_text(t_ms: u64, tz: Tz) -> String {
+    let secs = i64::try_from(t_ms / 1000).unwrap_or(i64::MAX) + i64::from(tz.east_minutes) * 60;
+    let days = secs.div_euclid(86_400);
+    let of_day = secs.rem_euclid(86_400);
+    // Days since 1970-01-01 to a civil date (H. Hinnant's `civil_from_days`).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let text = format!(
+        "{month:02}-{day:02} {:02}:{:02}",
+        of_day / 3600,
+        of_day % 3600 / 60
+    );
+    if tz == Tz::UTC {
+        format!("{text} UTC")
+    } else {
+        text
+    }
+}
+
 /// The time of day of `t_ms` (ms since the epoch): `12:03`, or `12:03 UTC` in [`Tz::UTC`].
 pub fn clock_text(t_ms: u64, tz: Tz) -> String {
     let secs = i64::try_from(t_ms / 1000).unwrap_or(i64::MAX) + i64::from(tz.east_minutes) * 60;

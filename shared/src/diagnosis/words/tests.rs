@@ -60,6 +60,14 @@ fn times_of_day_use_the_given_offset() {
     assert_eq!(clock_text(t, Tz::UTC), "12:03 UTC");
     assert_eq!(clock_text(t, Tz::east_of_utc(60)), "13:03");
     assert_eq!(clock_text(t, Tz::east_of_utc(-13 * 60)), "23:03");
+    assert_eq!(day_clock_text(t, Tz::UTC), "11-30 12:03 UTC");
+    assert_eq!(day_clock_text(t, Tz::east_of_utc(12 * 60)), "12-01 00:03");
+    // A leap day, and the epoch.
+    assert_eq!(
+        day_clock_text(1_709_208_000_000, Tz::east_of_utc(60)),
+        "02-29 13:00"
+    );
+    assert_eq!(day_clock_text(0, Tz::UTC), "01-01 00:00 UTC");
 }
 
 #[test]

@@ -1,0 +1,107 @@
+//! `history_query` and `moment_query` on a session: the stored history of the server's own host
+//! (docs/api.md#history), read off the async thread, answered on the same socket. A hub asks its
+//! peers this way, over WebSocket or `vramio stream`.
+
+use crate::history::{History, Viewer};
+use shared::diagnosis::Thresholds;
+use shared::{ClientMsg, ServerMsg};
+use std::sync::Arc;
+
+/// What a session may read of the history.
+#[derive(Clone)]
+pub struct Access {
+    pub history: History,
+    pub thresholds: Arc<Thresholds>,
+    /// Whether the session's viewer is the admin (notices name paths).
+    pub admin: bool,
+}
+
+/// The largest range and point count one query reads (as `GET /api/history`).
+const MAX_RANGE_MS: u64 = 400 * 86_400_000;
+const MAX_POINTS: u32 = 20_000;
+/// The largest answer sent (a hub's link takes messages up to 16 MiB).
+const MAX_ANSWER_BYTES: usize = 12 << 20;
+
+/// The answer to `q`.
+pub async fn answer(access: Option<&Access>, q: ClientMsg, show_users: bool) -> ServerMsg {
+    let id = match &q {
+        ClientMsg::HistoryQuery { id, .. } | ClientMsg::MomentQuery { id, .. } => *id,
+        _ => 0,
+    };
+    let failed = move |message: String| ServerMsg::QueryFailed { id, message };
+    let Some(access) = access.cloned() else {
+        return failed(
+            "no history is kept here (it is kept by `vramio serve`, without --no-history)".into(),
+        );
+    };
+    let read = move || match q {
+        ClientMsg::HistoryQuery {
+            id,
+            from_ms,
+            to_ms,
+            points,
+            only,
+        } => {
+            let only = match only.as_deref().map(crate::history::parse_only).transpose() {
+                Ok(o) => o,
+                Err(e) => return failed(e),
+            };
+            if from_ms >= to_ms
+                || to_ms - from_ms > MAX_RANGE_MS
+                || points == 0
+                || points > MAX_POINTS
+            {
+                return failed(
+                    "from_ms must be before to_ms (at most 400 days), points 1 to 20000".into(),
+                );
+            }
+            let viewer = Viewer {
+                show_users,
+                admin: access.admin,
+            };
+            match access.history.answer_for(
+                from_ms,
+                to_ms,
+                points as usize,
+                only.as_deref(),
+                viewer,
+            ) {
+                Ok(answer) => {
+                    let msg = ServerMsg::HistoryAnswer {
+                        id,
+                        answer: Box::new(answer),
+                    };
+                    // A hub's link takes messages up to 16 MiB; a bigger answer would cut it.
+                    match serde_json::to_vec(&msg) {
+                        Ok(v) if v.len() <= MAX_ANSWER_BYTES => msg,
+                        _ => failed(format!(
+                            "the answer is over {} MiB: ask fewer points or fewer series (only=)",
+                            MAX_ANSWER_BYTES >> 20
+                        )),
+                    }
+                }
+                Err(e) => failed(format!("the history cannot be read now: {e}")),
+            }
+        }
+        ClientMsg::MomentQuery { id, t_ms } => {
+            match access
+                .history
+                .moment_for(t_ms, &access.thresholds, show_users)
+            {
+                Ok(Some(m)) => ServerMsg::MomentAnswer {
+                    id,
+                    moment: Box::new(m),
+                },
+                Ok(None) => failed("nothing is stored at or before that moment".into()),
+                Err(e) => failed(format!("the history cannot be read now: {e}")),
+            }
+        }
+        _ => failed("not a query".into()),
+    };
+    tokio::task::spawn_blocking(read)
+        .await
+        .unwrap_or_else(|_| ServerMsg::QueryFailed {
+            id,
+            message: "the history read failed".into(),
+        })
+}
