@@ -341,30 +341,13 @@ fn writer_cpu(dir: &std::path::Path, frames: &[Frame], end_ms: u64) -> (Duration
     history.close();
     drop(history);
     let (store, _) = Store::open(dir).expect("opens");
-    let mut ids = std::collections::HashMap::new();
-    let mut next = 0u32;
+    let mut ids = Ids::default();
     let mut commits = Vec::new();
     for (w, chunk) in frames.chunks(10).enumerate() {
         let mut batch = vramio::history::Batch::default();
         let mut row = Vec::new();
         for f in chunk {
-            let mut values = Vec::new();
-            shared::series::visit(f, |scope, item, vs| {
-                let base = *ids.entry((scope, item.to_owned())).or_insert_with(|| {
-                    let b = next;
-                    next += scope.metrics().len() as u32;
-                    batch
-                        .items
-                        .push((vramio::history::item_key(scope, item), b));
-                    b
-                });
-                for (i, v) in vs.iter().enumerate() {
-                    if let Some(v) = v {
-                        values.push((base + i as u32, *v));
-                    }
-                }
-            });
-            vramio::history::push_sample(&mut row, f.t_ms, &values);
+            ids.push(f, &mut batch, &mut row);
         }
         batch.rows.push(((end_ms / 1000 / 10 + w as u64) * 10, row));
         let c0 = cpu();
@@ -386,31 +369,14 @@ fn growth(dir: &std::path::Path, hours: u64) {
     let mut used = vec![1u64 << 40; 20];
     let mut disks = vec![0.5f64; 16];
     let start_s = 1_764_500_000 - 1_764_500_000 % 3600;
-    let mut ids = std::collections::HashMap::new();
-    let mut next = 0u32;
+    let mut ids = Ids::default();
     for w in 0..hours * 360 {
         let mut batch = vramio::history::Batch::default();
         let mut row = Vec::new();
         for k in 0..10 {
             let t = w * 10 + k;
             let f = frame(t, start_s * 1000, &mut rng, &mut used, &mut disks);
-            let mut values = Vec::new();
-            shared::series::visit(&f, |scope, item, vs| {
-                let base = *ids.entry((scope, item.to_owned())).or_insert_with(|| {
-                    let b = next;
-                    next += scope.metrics().len() as u32;
-                    batch
-                        .items
-                        .push((vramio::history::item_key(scope, item), b));
-                    b
-                });
-                for (i, v) in vs.iter().enumerate() {
-                    if let Some(v) = v {
-                        values.push((base + i as u32, *v));
-                    }
-                }
-            });
-            vramio::history::push_sample(&mut row, f.t_ms, &values);
+            ids.push(&f, &mut batch, &mut row);
         }
         batch.rows.push((start_s + w * 10, row));
         store.commit(&batch).expect("commits");
@@ -435,5 +401,36 @@ fn growth(dir: &std::path::Path, hours: u64) {
                 );
             }
         }
+    }
+}
+
+/// Series ids as the sink gives them, for writing rows straight to a store.
+#[derive(Default)]
+struct Ids {
+    ids: std::collections::HashMap<(shared::series::Scope, String), u32>,
+    next: u32,
+}
+
+impl Ids {
+    /// Appends `f`'s values to `row`, and its new items to `batch`.
+    fn push(&mut self, f: &Frame, batch: &mut vramio::history::Batch, row: &mut Vec<u8>) {
+        let mut values = Vec::new();
+        let (ids, next) = (&mut self.ids, &mut self.next);
+        shared::series::visit(f, |scope, item, vs| {
+            let base = *ids.entry((scope, item.to_owned())).or_insert_with(|| {
+                let b = *next;
+                *next += scope.metrics().len() as u32;
+                batch
+                    .items
+                    .push((vramio::history::item_key(scope, item), b));
+                b
+            });
+            for (i, v) in vs.iter().enumerate() {
+                if let Some(v) = v {
+                    values.push((base + i as u32, *v));
+                }
+            }
+        });
+        vramio::history::push_sample(row, f.t_ms, &values);
     }
 }

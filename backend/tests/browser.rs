@@ -480,10 +480,11 @@ fn dist_file(url: &str) -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
-/// The first load's ceiling on the wire: what this build moves (311,807 B) and a margin, so a
+/// The first load's ceiling on the wire: what this build moves (357,983 B, of which about 30 KB
+/// came with the history's range control, timeline, rewind and chart saving) and a margin, so a
 /// change that grows the page fails here (docs/performance.md#first-load, where the 150 KB target
 /// is not met yet).
-const FIRST_LOAD_CEILING: u64 = 340_000;
+const FIRST_LOAD_CEILING: u64 = 370_000;
 
 /// The first load gets the page's files as xtask compressed them (brotli 11: each body is the
 /// `.br` file's size, byte for byte), and a reload moves under 5 KB in all: index.html is

@@ -9,12 +9,13 @@
 mod browser_kit;
 #[path = "common/fake_nvml.rs"]
 mod fake_nvml;
+#[path = "common/nvsmi_log.rs"]
+mod nvsmi_log;
 #[path = "common/vramio_bin.rs"]
 mod vramio_bin;
 
 use browser_kit::{attr, browser_profile, start_chromedriver, text, wait_for};
 use fantoccini::{Client, Locator};
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 use vramio_bin::{Server, TempDir};
@@ -23,26 +24,6 @@ fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// Ten minutes of one GPU from `t0_s`: memory at 40%, then at 97%.
-fn log(path: &Path, t0_s: u64) {
-    let mut text = String::from(
-        "timestamp, utilization.gpu [%], memory.total [MiB], memory.free [MiB], memory.used [MiB]\n",
-    );
-    for i in 0..600u64 {
-        let t = humantime::format_rfc3339_millis(
-            std::time::UNIX_EPOCH + Duration::from_millis((t0_s + i) * 1000),
-        )
-        .to_string();
-        let stamp = t.trim_end_matches('Z').replace('-', "/").replace('T', " ");
-        let used: u64 = if i < 300 { 9830 } else { 23838 };
-        text.push_str(&format!(
-            "{stamp}, 90 %, 24576 MiB, {} MiB, {used} MiB\n",
-            24576 - used
-        ));
-    }
-    std::fs::write(path, text).expect("log");
 }
 
 async fn click(c: &Client, css: &str) {
@@ -96,7 +77,7 @@ async fn ranges_zoom_rewind_and_back_to_live_and_a_share_viewer_sees_history() {
     let hist = dir.join("history");
     let t0_s = now_ms() / 1000 - 2 * 3600;
     let csv = dir.join("gpu.csv");
-    log(&csv, t0_s);
+    nvsmi_log::memory_fills_halfway(&csv, t0_s);
     let out = Command::new(env!("CARGO_BIN_EXE_vramio"))
         .args([
             "import",

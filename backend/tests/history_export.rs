@@ -8,12 +8,13 @@
 mod fake_nvml;
 #[path = "common/fault_kit.rs"]
 mod fault_kit;
+#[path = "common/nvsmi_log.rs"]
+mod nvsmi_log;
 #[path = "common/vramio_bin.rs"]
 mod vramio_bin;
 
 use fault_kit::admin;
 use shared::diagnosis::{Thresholds, Verdict};
-use std::path::Path;
 use std::process::Command;
 use vramio_bin::{Server, TempDir};
 
@@ -21,28 +22,6 @@ fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// `nvidia-smi --query-gpu=... --format=csv -l 1` for 10 minutes from `t0_s`: one 24 GiB GPU at
-/// 90% utilization, its memory at 40% for 5 minutes, then at 97%.
-fn log(path: &Path, t0_s: u64) {
-    let mut text = String::from(
-        "timestamp, pstate, temperature.gpu, utilization.gpu [%], utilization.memory [%], memory.total [MiB], memory.free [MiB], memory.used [MiB]\n",
-    );
-    for i in 0..600u64 {
-        let t = humantime::format_rfc3339_millis(
-            std::time::UNIX_EPOCH + std::time::Duration::from_millis((t0_s + i) * 1000),
-        )
-        .to_string();
-        // 2026-12-04T22:00:00.000Z -> 2026/12/04 22:00:00.000
-        let stamp = t.trim_end_matches('Z').replace('-', "/").replace('T', " ");
-        let used: u64 = if i < 300 { 9830 } else { 23838 };
-        text.push_str(&format!(
-            "{stamp}, P0, 60, 90 %, 40 %, 24576 MiB, {} MiB, {used} MiB\n",
-            24576 - used
-        ));
-    }
-    std::fs::write(path, text).expect("log");
 }
 
 fn vramio(args: &[&str]) -> std::process::Output {
@@ -71,7 +50,7 @@ async fn an_imported_log_exports_to_frames_that_diagnose_as_the_stored_segments(
     let hist_s = hist.to_str().expect("UTF-8");
     let t0_s = now_ms() / 1000 - 2 * 3600;
     let log_path = tmp.join("gpu.csv");
-    log(&log_path, t0_s);
+    nvsmi_log::memory_fills_halfway(&log_path, t0_s);
     let out = vramio(&[
         "import",
         log_path.to_str().expect("UTF-8"),
@@ -154,7 +133,7 @@ async fn an_imported_log_exports_to_frames_that_diagnose_as_the_stored_segments(
         .find(|x| x.scope == shared::series::Scope::Gpu && x.metric == "mem_used_bytes")
         .expect("GPU memory");
     assert_eq!(used.points.len(), 600);
-    assert_eq!(used.points[599].2, (23838u64 << 20) as f64);
+    assert_eq!(used.points[599].2, (nvsmi_log::FULL_MIB << 20) as f64);
 
     // A moment in the full half, rebuilt and diagnosed.
     let r = admin(
@@ -170,7 +149,7 @@ async fn an_imported_log_exports_to_frames_that_diagnose_as_the_stored_segments(
     assert_eq!(m.diagnosis.verdict, Verdict::GpuMemoryPressure);
     assert_eq!(
         m.frame.gpus[0].memory.map(|mem| mem.used_bytes.0),
-        Some(23838 << 20)
+        Some(nvsmi_log::FULL_MIB << 20)
     );
 
     // CSV of the same range.

@@ -314,10 +314,21 @@ fn seal_in(w: &WriteTransaction, until: u64, now_s: u64) -> Result<Sealed, redb:
     }
     // Shapes and segments go with the minute tier.
     let cutoff_ms = now_s.saturating_sub(M1.keep + M1.block) * 1000;
-    w.open_table(SEGMENTS)?
-        .retain_in(..cutoff_ms, |_, _| false)?;
-    w.open_table(SHAPE_AT)?
-        .retain_in(..cutoff_ms, |_, _| false)?;
+    // A segment goes once it ended before the cutoff (a verdict held for a month stays).
+    w.open_table(SEGMENTS)?.retain_in(..cutoff_ms, |_, json| {
+        serde_json::from_slice::<super::read::Segment>(json).is_ok_and(|seg| seg.to_ms >= cutoff_ms)
+    })?;
+    // The shape in force at the cutoff stays: a host whose shape has not changed for a month
+    // still has one.
+    let mut at = w.open_table(SHAPE_AT)?;
+    let in_force = at
+        .range(..cutoff_ms)?
+        .next_back()
+        .transpose()?
+        .map(|(k, _)| k.value());
+    if let Some(keep) = in_force {
+        at.retain_in(..keep, |_, _| false)?;
+    }
     Ok(Sealed {
         blocks: starts.len(),
         dropped,

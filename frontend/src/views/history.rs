@@ -147,10 +147,10 @@ pub fn RewindBar() -> impl IntoView {
         let tz = crate::diag::text::local_tz();
         let day = day_clock_text(r.t_ms, tz);
         let secs = clock_text(r.t_ms, tz);
-        let resolution = if r.step_ms > 1000 {
-            "minute data: each figure is the mean of its minute"
-        } else {
-            "1 s data"
+        let resolution = match r.step_ms {
+            0..=1000 => "1 s data",
+            1001..=60_000 => "minute data: each figure is the mean of its minute",
+            _ => "hour data: each figure is the mean of its hour",
         };
         Some(view! {
             <section class="rewind-bar" data-testid="rewind-bar" data-t=r.t_ms.to_string()>
