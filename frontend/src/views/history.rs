@@ -90,9 +90,20 @@ pub fn HistoryStrip() -> impl IntoView {
                 }
             })
             .collect_view();
-        let coarse = answer.tiers.iter().filter(|p| p.step_ms >= 60_000).count();
-        let tiers_note = (coarse > 0).then(|| {
-            let minutes = answer.tiers.iter().any(|p| p.step_ms == 60_000);
+        // Said only where a coarser tier really gave points (not a span it merely covers).
+        let coarse: Vec<_> = answer
+            .tiers
+            .iter()
+            .filter(|p| p.step_ms >= 60_000)
+            .filter(|p| {
+                answer
+                    .series
+                    .iter()
+                    .any(|s| s.points.iter().any(|q| q.0 >= p.from_ms && q.0 < p.to_ms))
+            })
+            .collect();
+        let tiers_note = (!coarse.is_empty()).then(|| {
+            let minutes = coarse.iter().any(|p| p.step_ms == 60_000);
             let text = if minutes {
                 "Minute data where seconds are no longer kept (1 s points are kept 48 h)."
             } else {
@@ -155,11 +166,9 @@ pub fn RewindBar() -> impl IntoView {
         Some(view! {
             <section class="rewind-bar" data-testid="rewind-bar" data-t=r.t_ms.to_string()>
                 <strong>"Rewound"</strong>
-                " to "
-                <span title=secs>{day}</span>
-                " ("
+                <span title=secs>{format!("to {day}")}</span>
                 <span data-testid="rewind-resolution">{resolution}</span>
-                "): the cards, tree, evidence and suggestions show that moment."
+                <span>"The cards, tree, evidence and suggestions show that moment."</span>
                 <button type="button" data-testid="back-to-live" on:click=move |_| store.rewind(None)>
                     "Back to live"
                 </button>
