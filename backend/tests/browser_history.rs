@@ -115,6 +115,11 @@ async fn ranges_zoom_rewind_and_back_to_live_and_a_share_viewer_sees_history() {
         count(&c, ".plot path.band").await > 0,
         "bands where points cover many samples"
     );
+    assert_eq!(
+        count(&c, r#"[data-testid="history-tiers"]"#).await,
+        0,
+        "every point of the last 6 h is from seconds: no word of minute data"
+    );
     let classes = wait_for(Duration::from_secs(10), "the verdict timeline", || async {
         let segs = c
             .find_all(Locator::Css(
