@@ -7,8 +7,9 @@
 //! every thread's on-CPU time from `/proc/<pid>/task/*/schedstat` (nanoseconds; `/proc/<pid>/stat`
 //! counts 10 ms ticks, too coarse for 0.05%), over `VRAMIO_COST_SECS` seconds per row (default 60).
 //! `VRAMIO_COST_VIEWERS=0,1,10` picks the rows; `VRAMIO_COST_BIN=PATH` measures another `vramio`
-//! binary the same way (to compare with an older build); `VRAMIO_COST_HISTORY=on|off` runs it
-//! with its history in a temp dir, or with `--no-history`. The figures are the process' own; the viewers run
+//! binary the same way (to compare with an older build); `VRAMIO_COST_HISTORY=on|off|/DIR` runs it
+//! with its history in a temp dir, with `--no-history`, or on the history in `/DIR` (a 30-day
+//! store the history_cost bench filled and kept). The figures are the process' own; the viewers run
 //! in this bench process and are not counted.
 //!
 //! The same binary measures up to a fifth apart from one server process to the next on the 2-core
@@ -140,6 +141,9 @@ fn history_flags() -> Vec<String> {
             let _ = std::fs::remove_dir_all(&dir);
             vec!["--history-dir".into(), dir.to_string_lossy().into_owned()]
         }
+        // A directory: a store filled beforehand (`VRAMIO_HISTORY_KEEP` of the history_cost
+        // bench), to see whether the agent's RSS grows with the history's length.
+        Ok(dir) if dir.starts_with('/') => vec!["--history-dir".into(), dir.to_owned()],
         _ => Vec::new(),
     }
 }

@@ -2,7 +2,8 @@
 //! `vramio` on the fake NVML: two jobs of this machine's real processes, biggest GPU memory
 //! first until the diagnosis comes, then the starved one first; sorting by a header and back; a
 //! job's detail with its verdict; the banner naming the job; and each GPU card's processes
-//! labelled with their job.
+//! labelled with their job; a job's whole run from the stored history, and a share viewer
+//! without user names told that jobs' history is not theirs to see.
 
 #[path = "common/browser_kit.rs"]
 mod browser_kit;
@@ -170,6 +171,66 @@ async fn the_jobs_table_lists_jobs_biggest_first_and_opens_a_jobs_detail() {
         !owner.is_empty() && owner != "—",
         "the owner sees the user: {owner:?}"
     );
+
+    // The big job's whole run, from the stored history: the charts zoom to the stretch it was
+    // seen and its own GPU memory is drawn (the first batch is committed after its 10 s window).
+    let run = format!(r#"[data-job="{big_key}"] [data-testid="job-run-link"]"#);
+    wait_for(
+        Duration::from_secs(40),
+        "the big job's whole run",
+        || async {
+            // Clicked in the page: the first click scrolls the charts up, and the row may be
+            // off screen after.
+            c.execute(
+                "const b = document.querySelector(arguments[0]); if (b) { b.click(); }",
+                vec![run.clone().into()],
+            )
+            .await
+            .ok()?;
+            tokio::time::sleep(Duration::from_millis(800)).await;
+            let job = attr(&c, r#"[data-testid="job-run"]"#, "data-job").await?;
+            let lines = c
+                .find_all(Locator::Css(
+                    r#"[data-testid="job-run"] .plot path:not(.band)"#,
+                ))
+                .await
+                .ok()?;
+            (job == big_key && !lines.is_empty()).then_some(())
+        },
+    )
+    .await;
+    let run_text = text(&c, r#"[data-testid="job-run"]"#)
+        .await
+        .unwrap_or_default();
+    assert!(
+        run_text.contains(&format!("The run of process {}", big.1))
+            && run_text.contains("Its GPU memory")
+            && run_text.contains("GPU 1"),
+        "{run_text}"
+    );
+    assert!(
+        !run_text.contains("GPU 0"),
+        "only the job's own GPU: {run_text}"
+    );
+    assert_eq!(
+        attr(&c, r#"[data-testid="range-zoomed"]"#, "aria-pressed")
+            .await
+            .as_deref(),
+        Some("true"),
+        "the charts show the run's stretch"
+    );
+    click(&c, r#"[data-testid="range-live"]"#).await;
+    wait_for(
+        Duration::from_secs(10),
+        "live again, the run hidden",
+        || async {
+            c.find(Locator::Css(r#"[data-testid="job-run"]"#))
+                .await
+                .is_err()
+                .then_some(())
+        },
+    )
+    .await;
     c.close().await.expect("close browser");
 
     // A share link without user names, opened in a fresh profile: the same jobs and verdicts,
@@ -209,6 +270,26 @@ async fn the_jobs_table_lists_jobs_biggest_first_and_opens_a_jobs_detail() {
         );
     }
     assert!(!banner.contains(" of "), "{banner}");
+    // Its jobs' history is not shown either (a job's id can name its owner): the run link says
+    // so instead of drawing.
+    click(
+        &v,
+        &format!(r#"[data-job="{big_key}"] [data-testid="job-run-link"]"#),
+    )
+    .await;
+    let refused = wait_for(Duration::from_secs(20), "the viewer's refusal", || async {
+        text(&v, r#"[data-testid="history-error"]"#).await
+    })
+    .await;
+    assert!(
+        refused.contains("this link does not show jobs' history"),
+        "{refused}"
+    );
+    assert!(
+        v.find(Locator::Css(r#"[data-testid="job-run"]"#))
+            .await
+            .is_err()
+    );
     v.close().await.expect("close browser");
     server.terminate();
 }

@@ -71,6 +71,15 @@ pub fn age(ms: f64) -> String {
     }
 }
 
+/// Axis label for GiB values.
+pub fn axis_gib(v: f64) -> String {
+    if v >= 10.0 || v == 0.0 {
+        format!("{v:.0} GiB")
+    } else {
+        format!("{v:.1} GiB")
+    }
+}
+
 /// Axis label for percentages.
 pub fn axis_pct(v: f64) -> String {
     format!("{v:.0}%")

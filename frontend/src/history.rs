@@ -1,6 +1,7 @@
 //! The stored history on the page (docs/history.md#on-the-page): which range the charts show
 //! (live, or a stored range asked of `GET /api/history`), the chart series built from an answer,
-//! and rewinding the page to a stored moment (`GET /api/history/moment`).
+//! a job's whole run (found in its own stored series), and rewinding the page to a stored moment
+//! (`GET /api/history/moment`).
 
 use crate::chart::Series;
 use crate::series::color;
@@ -24,6 +25,54 @@ pub const POINTS: usize = 1200;
 /// The series the charts draw (`only=`): nothing else is fetched.
 pub const CHART_SERIES: &str = "gpu:mem_used_bytes,gpu:mem_total_bytes,gpu:util_pct,\
     disk:read_bytes_per_sec,disk:write_bytes_per_sec,disk:util_pct";
+
+/// A job's own series, drawn beside the charts while its run is shown.
+pub const JOB_SERIES: &str = "job:read_bytes_per_sec,job:write_bytes_per_sec,job:cpu_pct,\
+    job_gpu:mem_used_bytes,job_gpu:util_pct";
+
+/// What a job's run is found by: the GPU memory it held (a job is listed while it holds some).
+const JOB_FIND: &str = "job_gpu:mem_used_bytes";
+/// How far back a run is looked for: the hour tier's year.
+const JOB_FIND_BACK_MS: u64 = 366 * 86_400_000;
+/// Points per pass while a run is looked for; each pass narrows the range to what it found.
+const JOB_FIND_POINTS: usize = 400;
+
+/// The job whose run is shown: its key (`kind:id`, as the Jobs table has it) and its label.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobRun {
+    pub key: String,
+    pub label: String,
+}
+
+/// Whether a stored series' item belongs to the job `key` (`kind:id`): its own series are
+/// `kind:id` or `kind:id:step`, its part on a GPU that and `@place`.
+pub fn of_job(key: &str, item: &str) -> bool {
+    item.strip_prefix(key)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(':') || rest.starts_with('@'))
+}
+
+/// The latest run of the job `key` in `answer`: its last point, and back from it while its
+/// points are no further apart than `max_gap_ms` (a key seen again after a gap, a pid reused by
+/// another process, is another run).
+pub fn run_span(answer: &Answer, key: &str, max_gap_ms: u64) -> Option<(u64, u64)> {
+    let mut times: Vec<u64> = answer
+        .series
+        .iter()
+        .filter(|s| of_job(key, &s.item))
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    times.sort_unstable();
+    times.dedup();
+    let last = *times.last()?;
+    let mut first = last;
+    for &t in times.iter().rev().skip(1) {
+        if first - t > max_gap_ms {
+            break;
+        }
+        first = t;
+    }
+    Some((first, last))
+}
 
 /// What the charts show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +105,8 @@ pub struct History {
     pub answer: RwSignal<Option<Arc<Answer>>>,
     pub error: RwSignal<Option<String>>,
     pub loading: RwSignal<bool>,
+    /// The job whose whole run is shown, with its own series beside the charts.
+    pub job: RwSignal<Option<JobRun>>,
     /// Bumped by each request, so a late answer to an older one is dropped.
     asked: StoredValue<u64>,
 }
@@ -72,24 +123,78 @@ impl History {
             answer: RwSignal::new(None),
             error: RwSignal::new(None),
             loading: RwSignal::new(false),
+            job: RwSignal::new(None),
             asked: StoredValue::new(0),
         }
     }
 
-    /// Shows `range` of `host`, asking the server for it.
+    /// Shows `range` of `host`, asking the server for it (a job's run shown before is left).
     pub fn show(self, host: Option<String>, range: Range) {
+        self.job.set(None);
+        self.load(host, range);
+    }
+
+    /// Shows `range` of `host`, the job's series too while a job's run is shown (a zoom).
+    pub fn zoom(self, host: Option<String>, range: Range) {
+        self.load(host, range);
+    }
+
+    /// Shows the whole run of `job` on `host`: from its first stored point to its last (or
+    /// now), with its own series beside the charts. The run is looked for over the last year at
+    /// a coarse step, then again from where it began at a finer one.
+    pub fn show_job(self, host: Option<String>, job: JobRun) {
+        let n = self.bump();
+        self.loading.set(true);
+        spawn_local(async move {
+            let found = find_run(host.as_deref(), &job.key).await;
+            if self.asked.get_value() != n {
+                return;
+            }
+            match found {
+                Ok(Some((from, to))) => {
+                    self.job.set(Some(job));
+                    self.load(host, Range::Between(from, to));
+                }
+                Ok(None) => {
+                    self.loading.set(false);
+                    self.error.set(Some(format!(
+                        "No stored history of {}: the history was not kept while it ran, or this link does not show jobs' history.",
+                        job.label
+                    )));
+                }
+                Err(e) => {
+                    self.loading.set(false);
+                    self.error.set(Some(e.to_string()));
+                }
+            }
+        });
+    }
+
+    fn bump(self) -> u64 {
+        let n = self.asked.get_value() + 1;
+        self.asked.set_value(n);
+        n
+    }
+
+    fn load(self, host: Option<String>, range: Range) {
         self.range.set(range);
+        // Whatever was asked before (a range, a job's run being looked for) is answered late.
+        let n = self.bump();
         let Some((from, to)) = range.span(now_ms()) else {
+            self.loading.set(false);
             self.span.set(None);
             self.answer.set(None);
             self.error.set(None);
             return;
         };
-        let n = self.asked.get_value() + 1;
-        self.asked.set_value(n);
         self.loading.set(true);
+        let only = if self.job.with_untracked(Option::is_some) {
+            format!("{CHART_SERIES},{JOB_SERIES}")
+        } else {
+            CHART_SERIES.to_owned()
+        };
         spawn_local(async move {
-            let got = crate::api::history(host.as_deref(), from, to, POINTS, CHART_SERIES).await;
+            let got = crate::api::history(host.as_deref(), from, to, POINTS, &only).await;
             if self.asked.get_value() != n {
                 return;
             }
@@ -104,6 +209,36 @@ impl History {
             }
         });
     }
+}
+
+/// Where the run of the job `key` began and ended (its last point, or now): `None` when nothing
+/// of it is stored (or the viewer's link leaves jobs out).
+async fn find_run(
+    host: Option<&str>,
+    key: &str,
+) -> Result<Option<(u64, u64)>, crate::api::ApiFailure> {
+    let now = now_ms();
+    let (mut from, mut to) = (now.saturating_sub(JOB_FIND_BACK_MS), now);
+    let mut found = None;
+    for _ in 0..4 {
+        let answer = crate::api::history(host, from, to, JOB_FIND_POINTS, JOB_FIND).await?;
+        let step = answer.step_ms.max(1000);
+        // Two points apart: a period without a point between them is a pause, more is a gap.
+        let Some((first, last)) = run_span(&answer, key, 3 * step) else {
+            break;
+        };
+        found = Some((first, last.saturating_add(step).min(now)));
+        // Narrowed to the run, with a step's margin each side, and asked again finer.
+        let (next_from, next_to) = (
+            first.saturating_sub(step),
+            last.saturating_add(2 * step).min(now),
+        );
+        if step <= 1000 || (next_from <= from && next_to >= to) {
+            break;
+        }
+        (from, to) = (next_from.max(from), next_to.min(to));
+    }
+    Ok(found)
 }
 
 impl Default for History {
@@ -193,6 +328,74 @@ pub fn series(answer: &Answer, chart: Chart) -> Vec<Series> {
                 points,
                 band,
             })
+        })
+        .collect()
+}
+
+/// One chart of a job's run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobChart {
+    /// The GPU memory it holds, per GPU, in GiB.
+    GpuMemoryGib,
+    /// Its GPUs' utilization (where the figure is its own).
+    GpuUtilPct,
+    /// Its reads and writes, MiB/s.
+    IoMibS,
+    /// Its CPU, percent of one core.
+    CpuPct,
+}
+
+const GIB: f64 = 1_073_741_824.0;
+
+/// The series of the job `key` in `answer` for `chart`.
+pub fn job_series(answer: &Answer, key: &str, chart: JobChart) -> Vec<Series> {
+    use shared::series::Scope;
+    let pick: Vec<(Scope, &str, f64)> = match chart {
+        JobChart::GpuMemoryGib => vec![(Scope::JobGpu, "mem_used_bytes", 1.0 / GIB)],
+        JobChart::GpuUtilPct => vec![(Scope::JobGpu, "util_pct", 1.0)],
+        JobChart::IoMibS => vec![
+            (Scope::Job, "read_bytes_per_sec", 1.0 / MIB),
+            (Scope::Job, "write_bytes_per_sec", 1.0 / MIB),
+        ],
+        JobChart::CpuPct => vec![(Scope::Job, "cpu_pct", 1.0)],
+    };
+    let mut found: Vec<&shared::stored::SeriesPoints> = answer
+        .series
+        .iter()
+        .filter(|s| of_job(key, &s.item) && pick.iter().any(|p| p.0 == s.scope && p.1 == s.metric))
+        .collect();
+    // By metric as asked, then by GPU (`kind:id@0` before `kind:id@1`).
+    found.sort_by_key(|s| {
+        let at = pick.iter().position(|p| p.0 == s.scope && p.1 == s.metric);
+        let place = s.item.rsplit_once('@').map(|(_, p)| p.to_owned());
+        (at, place.as_deref().map(|p| p.len()), place)
+    });
+    found
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let scale = pick
+                .iter()
+                .find(|p| p.0 == s.scope && p.1 == s.metric)
+                .map_or(1.0, |p| p.2);
+            let label = match (s.scope, chart) {
+                (Scope::JobGpu, _) => s
+                    .item
+                    .rsplit_once('@')
+                    .map_or_else(|| "GPU".to_owned(), |(_, p)| format!("GPU {p}")),
+                (_, JobChart::IoMibS) => s.metric.trim_end_matches("_bytes_per_sec").to_owned(),
+                _ => "CPU".to_owned(),
+            };
+            Series {
+                label,
+                color: color(i),
+                points: s.points.iter().map(|p| (p.0, Some(p.2 * scale))).collect(),
+                band: s
+                    .points
+                    .iter()
+                    .map(|p| (p.0, p.1 * scale, p.3 * scale))
+                    .collect(),
+            }
         })
         .collect()
 }
@@ -312,6 +515,79 @@ mod tests {
         assert_eq!(s[0].points, vec![(0, Some(1.0))]);
         assert_eq!(s[0].band, vec![(0, 0.0, 4.0)]);
         assert!(series(&a, Chart::DiskWriteMibS).is_empty());
+    }
+
+    #[test]
+    fn a_jobs_series_are_its_own_and_not_a_longer_ids() {
+        assert!(of_job("slurm:12", "slurm:12"));
+        assert!(of_job("slurm:12", "slurm:12:batch"));
+        assert!(of_job("slurm:12", "slurm:12@0"));
+        assert!(of_job("slurm:12", "slurm:12:batch@1 (MIG 1/0)"));
+        assert!(!of_job("slurm:12", "slurm:123"));
+        assert!(!of_job("slurm:12", "slurm:123@0"));
+        assert!(!of_job("slurm:12", "pod:slurm:12"));
+    }
+
+    #[test]
+    fn a_run_spans_its_first_to_its_last_point_and_its_charts_are_its_own() {
+        let a = answer(vec![
+            sp(
+                Scope::JobGpu,
+                "process:7@1",
+                "mem_used_bytes",
+                vec![(60_000, GIB, 2.0 * GIB, 3.0 * GIB)],
+            ),
+            sp(
+                Scope::JobGpu,
+                "process:7@0",
+                "mem_used_bytes",
+                vec![(120_000, GIB, GIB, GIB)],
+            ),
+            sp(
+                Scope::JobGpu,
+                "process:70@0",
+                "mem_used_bytes",
+                vec![(0, GIB, GIB, GIB), (900_000, GIB, GIB, GIB)],
+            ),
+            sp(
+                Scope::Job,
+                "process:7",
+                "write_bytes_per_sec",
+                vec![(60_000, 0.0, MIB, 2.0 * MIB)],
+            ),
+            sp(
+                Scope::Job,
+                "process:7",
+                "read_bytes_per_sec",
+                vec![(60_000, 0.0, 4.0 * MIB, 8.0 * MIB)],
+            ),
+        ]);
+        assert_eq!(run_span(&a, "process:7", 60_000), Some((60_000, 120_000)));
+        assert_eq!(run_span(&a, "process:8", 60_000), None);
+        // The pid's earlier run, long before, is another run.
+        let b = answer(vec![sp(
+            Scope::JobGpu,
+            "process:7@0",
+            "mem_used_bytes",
+            [0, 1_000_000, 1_060_000, 1_120_000]
+                .map(|t| (t, GIB, GIB, GIB))
+                .to_vec(),
+        )]);
+        assert_eq!(
+            run_span(&b, "process:7", 60_000),
+            Some((1_000_000, 1_120_000))
+        );
+        assert_eq!(run_span(&b, "process:7", 10_000_000), Some((0, 1_120_000)));
+        let mem = job_series(&a, "process:7", JobChart::GpuMemoryGib);
+        let labels: Vec<&str> = mem.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["GPU 0", "GPU 1"]);
+        assert_eq!(mem[1].points, vec![(60_000, Some(2.0))]);
+        assert_eq!(mem[1].band, vec![(60_000, 1.0, 3.0)]);
+        let io = job_series(&a, "process:7", JobChart::IoMibS);
+        let labels: Vec<&str> = io.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["read", "write"]);
+        assert_eq!(io[0].points, vec![(60_000, Some(4.0))]);
+        assert!(job_series(&a, "process:7", JobChart::CpuPct).is_empty());
     }
 
     #[test]

@@ -133,6 +133,26 @@ fn a_damaged_or_newer_file_is_set_aside_and_a_fresh_one_kept() {
     );
     drop(sink);
     history.close();
+    drop(history);
+
+    // A file of the format before (one block per key): set aside too, named as older.
+    {
+        let (store, _) = Store::open(&dir).expect("opens");
+        let w = store.db.begin_write().expect("write");
+        w.open_table(tables::META)
+            .expect("meta")
+            .insert("format", tables::FORMAT - 1)
+            .expect("insert");
+        w.commit().expect("commit");
+    }
+    let (history, sink) = History::open(&dir, DEFAULT_MAX_BYTES).expect("opens anyway");
+    let aside = history.status().set_aside.expect("set aside");
+    assert!(
+        aside.contains("history.redb.older-") && aside.contains("earlier build"),
+        "{aside}"
+    );
+    drop(sink);
+    history.close();
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -7,6 +7,7 @@
 //! redb gives them a consistent snapshot while the writer commits.
 
 pub mod block;
+pub mod chunk;
 mod events;
 pub mod frames;
 pub mod read;
@@ -91,7 +92,7 @@ impl Shared {
     /// has grown past twice its data (redb grows its file by regions and reuses freed pages,
     /// but returns them only when compacted).
     fn hold_cap(&self, now_s: u64) {
-        let sizes = self.with_store(|s| Ok((s.file_bytes(), s.live_bytes()?)));
+        let sizes = self.with_store(|s| Ok((s.disk_bytes(), s.live_bytes()?)));
         let Ok((file, live)) = sizes else { return };
         if file > self.max_bytes {
             let mut target = self.max_bytes / 10 * 7;
@@ -105,7 +106,7 @@ impl Shared {
                     Err(e) => return tracing::warn!(error = %e, "history: cannot drop old data"),
                 }
                 self.compact(now_s);
-                let file = self.with_store(|s| Ok(s.file_bytes())).unwrap_or(0);
+                let file = self.with_store(|s| Ok(s.disk_bytes())).unwrap_or(0);
                 if file <= self.max_bytes {
                     return;
                 }
@@ -283,7 +284,7 @@ impl History {
         let c = &self.shared.counters;
         Status {
             dir: self.shared.dir.clone(),
-            bytes: self.shared.with_store(|s| Ok(s.file_bytes())).unwrap_or(0),
+            bytes: self.shared.with_store(|s| Ok(s.disk_bytes())).unwrap_or(0),
             max_bytes: self.shared.max_bytes,
             paused: self
                 .shared

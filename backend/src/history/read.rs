@@ -12,7 +12,7 @@ use super::tables::{
 use redb::{ReadTransaction, ReadableDatabase, ReadableTable};
 use shared::rollup::Point;
 use shared::series::Scope;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub use shared::stored::{Answer, Piece, Segment, SeriesPoints};
 
@@ -81,28 +81,38 @@ fn plan(
     Ok(parts)
 }
 
+/// The points of `tier` in `[from, to)` of the series `want` takes, by id, each block rolled up
+/// to `width` as it is decoded (so a read holds the answer's points, not every second of the
+/// range; the answer's own roll-up merges a period that two blocks share).
 fn read_tier(
     r: &ReadTransaction,
     tier: Tier,
-    id: u32,
     from: u64,
     to: u64,
-    out: &mut Vec<(u64, Point)>,
-) -> Result<(), redb::Error> {
+    want: &HashSet<u32>,
+    width: u64,
+) -> Result<HashMap<u32, Vec<(u64, Point)>>, redb::Error> {
+    let mut out: HashMap<u32, Vec<(u64, Point)>> = HashMap::new();
     let table = match r.open_table(tier.table) {
         Ok(t) => t,
-        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(()),
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(out),
         Err(e) => return Err(e.into()),
     };
     let first = from - from % tier.block;
-    for entry in table.range((id, first)..(id, to))? {
-        let (_, bytes) = entry?;
-        // A damaged block is a gap, not a failed answer.
-        if let Ok(points) = block::decode(bytes.value()) {
-            out.extend(points.into_iter().filter(|(t, _)| *t >= from && *t < to));
-        }
-    }
-    Ok(())
+    super::chunk::scan(
+        &table,
+        first,
+        to,
+        |id| want.contains(&id),
+        |_, id, bytes| {
+            // A damaged block is a gap, not a failed answer.
+            if let Ok(points) = block::decode(bytes) {
+                let points = points.into_iter().filter(|(t, _)| *t >= from && *t < to);
+                out.entry(id).or_default().extend(roll_up(points, width));
+            }
+        },
+    )?;
+    Ok(out)
 }
 
 /// The rows' samples in `[from, to)`, by series id, as 1 s points.
@@ -190,7 +200,7 @@ fn read_in(
         .unwrap_or(1);
     // Points as wide as asked, in whole multiples of the finest tier read.
     let width = wanted.div_ceil(step).max(1) * step;
-    let rows = if parts.iter().any(|p| matches!(p.0, Source::Rows)) {
+    let mut rows = if parts.iter().any(|p| matches!(p.0, Source::Rows)) {
         let (_, a, b) = parts
             .iter()
             .find(|p| matches!(p.0, Source::Rows))
@@ -215,17 +225,45 @@ fn read_in(
         Err(redb::TableError::TableDoesNotExist(_)) => Vec::new(),
         Err(e) => return Err(e.into()),
     };
+    let wanted_metric = |scope: Scope, name: &str| {
+        only.is_none_or(|o| o.iter().any(|(s, m)| *s == scope && m == name))
+    };
+    let want: HashSet<u32> = items
+        .iter()
+        .flat_map(|(scope, _, base)| {
+            scope
+                .metrics()
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| wanted_metric(*scope, m.name))
+                .map(move |(i, _)| base.saturating_add(i as u32))
+        })
+        .collect();
+    // Each tier's part read once for every series wanted.
+    let mut from_tiers = Vec::new();
+    for &(source, a, b) in &parts {
+        from_tiers.push(match source {
+            Source::Tier(tier) => Some(read_tier(r, tier, a, b, &want, width)?),
+            Source::Rows => None,
+        });
+    }
     for (scope, item, base) in items {
         for (i, metric) in scope.metrics().iter().enumerate() {
-            if only.is_some_and(|o| !o.iter().any(|(s, m)| *s == scope && m == metric.name)) {
+            if !wanted_metric(scope, metric.name) {
                 continue;
             }
-            let id = base + i as u32;
-            let mut pts = Vec::new();
-            for &(source, a, b) in &parts {
-                match source {
-                    Source::Tier(tier) => read_tier(r, tier, id, a, b, &mut pts)?,
-                    Source::Rows => pts.extend(rows.get(&id).into_iter().flatten().copied()),
+            let id = base.saturating_add(i as u32);
+            let mut pts: Vec<(u64, Point)> = Vec::new();
+            for read in &mut from_tiers {
+                // Each series is taken once: moved, not copied.
+                let part = match read {
+                    Some(by_id) => by_id.remove(&id),
+                    None => rows.remove(&id),
+                };
+                match part {
+                    Some(part) if pts.is_empty() => pts = part,
+                    Some(part) => pts.extend(part),
+                    None => {}
                 }
             }
             if pts.is_empty() {

@@ -3,18 +3,19 @@
 //! what is stored, so a step a crash interrupted is simply done again at the next seal.
 
 use super::block;
+use super::chunk;
 use super::store::{Store, StoreError};
-use super::tables::{H1, ITEMS, M1, META, ROWS, S1, SEGMENTS, SHAPE_AT, Tier, samples};
+use super::tables::{H1, M1, META, ROWS, S1, SEGMENTS, SHAPE_AT, Tier, samples};
 use redb::{ReadableTable, WriteTransaction};
 use shared::rollup::{Point, Roll};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What a seal did.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Sealed {
     /// 1 s blocks written.
     pub blocks: usize,
-    /// Blocks dropped by retention or the size cap.
+    /// Chunks (of one block start each) dropped by retention or the size cap.
     pub dropped: usize,
 }
 
@@ -56,78 +57,123 @@ fn set_meta(w: &WriteTransaction, key: &str, value: u64) -> Result<(), redb::Err
     Ok(())
 }
 
-/// Every series id there is.
-fn ids(w: &WriteTransaction) -> Result<Vec<u32>, redb::Error> {
-    let mut out = Vec::new();
-    for entry in w.open_table(ITEMS)?.iter()? {
-        let (k, base) = entry?;
-        if let Some((scope, _)) = super::tables::parse_item_key(k.value()) {
-            let base = base.value();
-            out.extend((0..scope.metrics().len() as u32).map(|i| base + i));
-        }
-    }
-    out.sort_unstable();
-    Ok(out)
+/// One block start's samples as they are gathered from the rows: each series' seconds and values
+/// (the columns of its block), found by id through the previous sample's order (a sampler sends
+/// its series in the same order every tick), else by a map.
+#[derive(Default)]
+struct Gathered {
+    cols: Vec<(u32, Vec<u64>, Vec<f64>)>,
+    slot_of: HashMap<u32, usize>,
+    /// The slot of each position of the previous sample.
+    last: Vec<usize>,
 }
 
-/// Writes `points` into `tier`'s block starting at `start`, merged with what it holds.
-fn merge_into(
-    w: &WriteTransaction,
-    tier: Tier,
-    id: u32,
-    start: u64,
-    mut points: Vec<(u64, Point)>,
-) -> Result<(), redb::Error> {
-    let mut table = w.open_table(tier.table)?;
-    if let Some(old) = table.get((id, start))? {
-        // A block written before (the clock stepped back, or a seal was redone): merge.
-        if let Ok(old) = block::decode(old.value()) {
-            points.extend(old);
-            points.sort_by_key(|(t, _)| *t);
-            points = roll_up(points, tier.step);
-        }
+impl Gathered {
+    fn push(&mut self, at: usize, id: u32, t: u64, v: f64) {
+        let slot = match self.last.get(at) {
+            Some(&s) if self.cols[s].0 == id => s,
+            _ => {
+                let cols = &mut self.cols;
+                let s = *self.slot_of.entry(id).or_insert_with(|| {
+                    // An hour at 1 Hz, allocated once.
+                    let n = S1.block as usize;
+                    cols.push((id, Vec::with_capacity(n), Vec::with_capacity(n)));
+                    cols.len() - 1
+                });
+                match self.last.get_mut(at) {
+                    Some(l) => *l = s,
+                    None => self.last.push(s),
+                }
+                s
+            }
+        };
+        let (_, times, values) = &mut self.cols[slot];
+        times.push(t);
+        values.push(v);
     }
-    if points.is_empty() {
-        return Ok(());
-    }
-    let bytes = block::encode(&points).map_err(|e| redb::Error::Corrupted(e.to_string()))?;
-    table.insert((id, start), bytes.as_slice())?;
-    Ok(())
 }
 
-/// Moves every row of a window before `until_s` into 1 s blocks; returns the starts of the
-/// blocks written.
+/// Moves every row of a window before `until_s` into 1 s blocks, merged with what a block start
+/// already holds (the clock stepped back, or a seal was redone); returns the starts written.
 fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<BTreeSet<u64>, redb::Error> {
-    let mut per: BTreeMap<(u32, u64), Vec<(u64, Point)>> = BTreeMap::new();
+    let mut per: BTreeMap<u64, Gathered> = BTreeMap::new();
     {
         let mut rows = w.open_table(ROWS)?;
         for entry in rows.range(..until_s)? {
             let (_, row) = entry?;
             for (t_ms, values) in samples(row.value()) {
                 let t = t_ms / 1000;
-                for (id, v) in values {
+                let at = per.entry(t - t % S1.block).or_default();
+                for (k, (id, v)) in values.enumerate() {
                     if v.is_finite() {
-                        per.entry((id, t - t % S1.block)).or_default().push((
-                            t,
-                            Point {
-                                min: v,
-                                mean: v,
-                                max: v,
-                                samples: 1,
-                            },
-                        ));
+                        at.push(k, id, t, v);
                     }
                 }
             }
         }
         rows.retain_in(..until_s, |_, _| false)?;
     }
-    let starts = per.keys().map(|(_, start)| *start).collect();
-    for ((id, start), mut points) in per {
-        points.sort_by_key(|(t, _)| *t);
-        merge_into(w, S1, id, start, roll_up(points, 1))?;
+    let mut table = w.open_table(S1.table)?;
+    for (&start, gathered) in &mut per {
+        let mut blocks = chunk::get_all(&table, start)?;
+        for (id, times, values) in std::mem::take(&mut gathered.cols) {
+            let old = blocks.get(&id).and_then(|b| block::decode(b).ok());
+            let bytes = if old.is_none() && times.windows(2).all(|w| w[0] < w[1]) {
+                // The common case: one sample a second, nothing stored before.
+                block::encode_singles(&times, &values)
+            } else {
+                let mut points: Vec<(u64, Point)> = times
+                    .into_iter()
+                    .zip(values)
+                    .map(|(t, v)| {
+                        let p = Point {
+                            min: v,
+                            mean: v,
+                            max: v,
+                            samples: 1,
+                        };
+                        (t, p)
+                    })
+                    .collect();
+                points.extend(within(old.into_iter().flatten(), start, S1.block));
+                block::encode(&roll_up_owned(points, 1))
+            };
+            match bytes {
+                Ok(bytes) => {
+                    blocks.insert(id, bytes);
+                }
+                // One series that cannot be kept must not stop the seal (and with it retention
+                // and the size cap) for every other.
+                Err(e) => tracing::warn!(id, start, error = %e, "history: a block left out"),
+            }
+        }
+        chunk::put_all(&mut table, start, &blocks)?;
     }
-    Ok(starts)
+    Ok(per.into_keys().collect())
+}
+
+/// The points of `points` inside the block `[start, start + span)` (a damaged block may hold
+/// others).
+fn within(
+    points: impl IntoIterator<Item = (u64, Point)>,
+    start: u64,
+    span: u64,
+) -> impl Iterator<Item = (u64, Point)> {
+    points
+        .into_iter()
+        .filter(move |(t, _)| *t >= start && *t - start < span)
+}
+
+/// [`roll_up`] of `points` in any order; already one point a period (the seconds of a sampler
+/// at 1 Hz or slower), they come back as they are, without a copy.
+pub fn roll_up_owned(mut points: Vec<(u64, Point)>, step: u64) -> Vec<(u64, Point)> {
+    let step = step.max(1);
+    if !points.windows(2).all(|w| w[0].0 < w[1].0) {
+        points.sort_by_key(|(t, _)| *t);
+    }
+    let alone = points.iter().all(|(t, p)| t % step == 0 && p.samples > 0)
+        && points.windows(2).all(|w| w[0].0 / step < w[1].0 / step);
+    if alone { points } else { roll_up(points, step) }
 }
 
 /// Builds again each block of `coarse` that holds one of `starts` (blocks of `fine` written
@@ -137,7 +183,6 @@ fn rebuild(
     fine: Tier,
     coarse: Tier,
     starts: &BTreeSet<u64>,
-    ids: &[u32],
 ) -> Result<BTreeSet<u64>, redb::Error> {
     let done = meta(w, &coarse.done_key())?.unwrap_or(0);
     let stale: BTreeSet<u64> = starts
@@ -146,7 +191,7 @@ fn rebuild(
         .filter(|s| *s < done)
         .collect();
     for &start in &stale {
-        build_block(w, fine, coarse, start, ids, true)?;
+        build_block(w, fine, coarse, start, true)?;
     }
     if let Some(&first) = stale.first() {
         lower_start(w, coarse, first)?;
@@ -170,43 +215,46 @@ fn build_block(
     fine: Tier,
     coarse: Tier,
     start: u64,
-    ids: &[u32],
     keep: bool,
 ) -> Result<(), redb::Error> {
-    let end = start + coarse.block;
-    for &id in ids {
-        let mut points = Vec::new();
-        {
-            let table = w.open_table(fine.table)?;
-            for entry in table.range((id, start)..(id, end))? {
-                let (_, bytes) = entry?;
-                if let Ok(p) = block::decode(bytes.value()) {
-                    points.extend(p);
-                }
+    let mut per: BTreeMap<u32, Vec<(u64, Point)>> = BTreeMap::new();
+    chunk::scan(
+        &w.open_table(fine.table)?,
+        start,
+        start + coarse.block,
+        |_| true,
+        |_, id, bytes| {
+            if let Ok(points) = block::decode(bytes) {
+                per.entry(id)
+                    .or_default()
+                    .extend(within(points, start, coarse.block));
             }
-        }
+        },
+    )?;
+    let mut table = w.open_table(coarse.table)?;
+    let mut blocks = if keep {
+        chunk::get_all(&table, start)?
+    } else {
+        BTreeMap::new()
+    };
+    for (id, mut points) in per {
         points.sort_by_key(|(t, _)| *t);
         let mut points = roll_up(points, coarse.step);
-        let mut table = w.open_table(coarse.table)?;
-        let old = match table.get((id, start))? {
-            Some(old) if keep => block::decode(old.value()).ok(),
-            _ => None,
-        };
-        if let Some(old) = old {
+        if let Some(old) = blocks.get(&id).and_then(|b| block::decode(b).ok()) {
             let fresh: BTreeSet<u64> = points.iter().map(|(t, _)| *t).collect();
-            points.extend(old.into_iter().filter(|(t, _)| !fresh.contains(t)));
+            points.extend(within(old, start, coarse.block).filter(|(t, _)| !fresh.contains(t)));
             points.sort_by_key(|(t, _)| *t);
         }
-        if points.is_empty() {
-            if !keep {
-                table.remove((id, start))?;
+        if !points.is_empty() {
+            match block::encode(&points) {
+                Ok(bytes) => {
+                    blocks.insert(id, bytes);
+                }
+                Err(e) => tracing::warn!(id, start, error = %e, "history: a block left out"),
             }
-            continue;
         }
-        let bytes = block::encode(&points).map_err(|e| redb::Error::Corrupted(e.to_string()))?;
-        table.insert((id, start), bytes.as_slice())?;
     }
-    Ok(())
+    chunk::put_all(&mut table, start, &blocks)
 }
 
 /// Builds `coarse`'s blocks from `fine`'s, for each whole block of `coarse` that `fine` holds
@@ -216,7 +264,6 @@ fn derive(
     fine: Tier,
     coarse: Tier,
     fine_done: u64,
-    ids: &[u32],
 ) -> Result<(), redb::Error> {
     let done_key = coarse.done_key();
     let mut start = match meta(w, &done_key)? {
@@ -227,7 +274,7 @@ fn derive(
         },
     };
     while start + coarse.block <= fine_done {
-        build_block(w, fine, coarse, start, ids, false)?;
+        build_block(w, fine, coarse, start, false)?;
         lower_start(w, coarse, start)?;
         start += coarse.block;
         set_meta(w, &done_key, start)?;
@@ -235,13 +282,8 @@ fn derive(
     Ok(())
 }
 
-/// Drops `tier`'s blocks that end at or before `cutoff` (seconds); returns how many.
-fn drop_before(
-    w: &WriteTransaction,
-    tier: Tier,
-    cutoff: u64,
-    ids: &[u32],
-) -> Result<usize, redb::Error> {
+/// Drops `tier`'s blocks that end at or before `cutoff` (seconds); returns the chunks dropped.
+fn drop_before(w: &WriteTransaction, tier: Tier, cutoff: u64) -> Result<usize, redb::Error> {
     // Block starts only: a cutoff or a start between two (a seal a few seconds past the hour)
     // must neither skip a block nor keep one forever.
     let from = meta(w, &tier.start_key())?.unwrap_or(0);
@@ -254,14 +296,11 @@ fn drop_before(
         return Ok(0);
     }
     let mut dropped = 0;
-    let mut table = w.open_table(tier.table)?;
-    for &id in ids {
-        table.retain_in((id, from)..=(id, last_start), |_, _| {
+    w.open_table(tier.table)?
+        .retain_in((from, 0)..=(last_start, u32::MAX), |_, _| {
             dropped += 1;
             false
         })?;
-    }
-    drop(table);
     set_meta(w, &tier.start_key(), last_start + tier.block)?;
     Ok(dropped)
 }
@@ -278,7 +317,7 @@ impl Store {
     }
 
     /// Drops the oldest blocks, finest tier first, an hour of it at a time, until the data
-    /// stored is under `target` bytes (or nothing is left to drop); returns blocks dropped.
+    /// stored is under `target` bytes (or nothing is left to drop); returns the chunks dropped.
     pub fn trim(&self, target: u64) -> Result<usize, StoreError> {
         let w = self.db.begin_write().map_err(redb::Error::from)?;
         let dropped = trim_in(&w, target).map_err(StoreError::Db)?;
@@ -294,13 +333,12 @@ fn seal_in(w: &WriteTransaction, until: u64, now_s: u64) -> Result<Sealed, redb:
         set_meta(w, &S1.done_key(), s1_done)?;
         lower_start(w, S1, first)?;
     }
-    let ids = ids(w)?;
     // Older seconds than the minutes already built (an import): those minutes, then hours, again.
-    let minutes = rebuild(w, S1, M1, &starts, &ids)?;
-    rebuild(w, M1, H1, &minutes, &ids)?;
-    derive(w, S1, M1, s1_done, &ids)?;
+    let minutes = rebuild(w, S1, M1, &starts)?;
+    rebuild(w, M1, H1, &minutes)?;
+    derive(w, S1, M1, s1_done)?;
     let m1_done = meta(w, &M1.done_key())?.unwrap_or(0);
-    derive(w, M1, H1, m1_done, &ids)?;
+    derive(w, M1, H1, m1_done)?;
     let mut dropped = 0;
     for tier in [S1, M1, H1] {
         // Never what the next tier has not been built from yet.
@@ -310,7 +348,7 @@ fn seal_in(w: &WriteTransaction, until: u64, now_s: u64) -> Result<Sealed, redb:
             _ => u64::MAX,
         };
         let cutoff = now_s.saturating_sub(tier.keep + tier.block).min(built);
-        dropped += drop_before(w, tier, cutoff, &ids)?;
+        dropped += drop_before(w, tier, cutoff)?;
     }
     // Shapes and segments go with the minute tier.
     let cutoff_ms = now_s.saturating_sub(M1.keep + M1.block) * 1000;
@@ -351,7 +389,6 @@ pub(super) fn stored(w: &WriteTransaction) -> Result<u64, redb::Error> {
 }
 
 fn trim_in(w: &WriteTransaction, target: u64) -> Result<usize, redb::Error> {
-    let ids = ids(w)?;
     // One reading of the size (it walks the file): the time to drop is worked out from each
     // tier's bytes per second, the oldest first.
     let mut excess = stored(w)?.saturating_sub(target);
@@ -389,7 +426,7 @@ fn trim_in(w: &WriteTransaction, target: u64) -> Result<usize, redb::Error> {
             .div_ceil(tier.block)
             .saturating_mul(tier.block)
             .min(done);
-        dropped += drop_before(w, tier, cutoff, &ids)?;
+        dropped += drop_before(w, tier, cutoff)?;
         let freed = u128::from(bytes) * u128::from(cutoff - from) / u128::from(span.max(1));
         excess = excess.saturating_sub(u64::try_from(freed).unwrap_or(u64::MAX));
     }

@@ -20,6 +20,8 @@ pub enum StoreError {
     Db(#[from] redb::Error),
     #[error("the history file {} was written by a newer vramio (format {found}, this one reads {FORMAT})", path.display())]
     Newer { path: PathBuf, found: u64 },
+    #[error("the history file {} was written by an earlier build of vramio (format {found}, this one reads {FORMAT})", path.display())]
+    Older { path: PathBuf, found: u64 },
     /// An answer over its limit: what to ask instead.
     #[error("the answer would be too large: {0}")]
     TooLarge(String),
@@ -90,6 +92,7 @@ impl Store {
             Err(e) if path.exists() && is_damage(&e) => {
                 let (tag, reason) = match &e {
                     StoreError::Newer { .. } => ("newer", e.to_string()),
+                    StoreError::Older { .. } => ("older", e.to_string()),
                     _ => (
                         "damaged",
                         format!("the history file could not be opened: {e}"),
@@ -163,6 +166,10 @@ impl Store {
                 path: self.path.clone(),
                 found: f,
             }),
+            Some(f) if f < FORMAT => Err(StoreError::Older {
+                path: self.path.clone(),
+                found: f,
+            }),
             _ => {
                 w.commit().map_err(redb::Error::from)?;
                 Ok(())
@@ -215,6 +222,14 @@ impl Store {
         std::fs::metadata(&self.path).map_or(0, |m| m.len())
     }
 
+    /// The bytes the file takes on disk: its blocks. redb grows a file under 4 GiB by doubling
+    /// its length, and the part not written yet takes no space where the filesystem keeps holes
+    /// (ext4, xfs, tmpfs), so the length would trip `--history-max` at half the data it allows.
+    pub fn disk_bytes(&self) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(&self.path).map_or(0, |m| m.blocks().saturating_mul(512))
+    }
+
     /// Each tier's blocks and their bytes (the bench, `/metrics`).
     pub fn tier_sizes(&self) -> Result<Vec<(&'static str, u64, u64)>, StoreError> {
         let r = self.db.begin_read().map_err(redb::Error::from)?;
@@ -225,7 +240,7 @@ impl Store {
                 Ok(t) => {
                     for entry in t.iter().map_err(redb::Error::from)? {
                         let (_, v) = entry.map_err(redb::Error::from)?;
-                        blocks += 1;
+                        blocks += super::chunk::unpack(v.value()).map_or(0, |b| b.len() as u64);
                         bytes += v.value().len() as u64;
                     }
                 }
@@ -268,7 +283,7 @@ impl Store {
 /// only then is it set aside.
 fn is_damage(e: &StoreError) -> bool {
     match e {
-        StoreError::Newer { .. } => true,
+        StoreError::Newer { .. } | StoreError::Older { .. } => true,
         StoreError::TooLarge(_) => false,
         StoreError::Db(e) => match e {
             redb::Error::Corrupted(_)

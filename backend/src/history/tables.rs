@@ -3,8 +3,9 @@
 
 use redb::TableDefinition;
 
-/// The store's format; a file with a higher one was written by a newer vramio.
-pub const FORMAT: u64 = 1;
+/// The store's format; a file with a higher one was written by a newer vramio, one with a lower
+/// one by an earlier build (format 1 kept one block per key, before [`super::chunk`]).
+pub const FORMAT: u64 = 2;
 
 /// `format`, and how far each tier is built (`s1_done`, `m1_done`, `h1_done`: the end, in
 /// seconds, of what its blocks hold; `*_from`: the start of its oldest block kept).
@@ -32,7 +33,8 @@ pub struct Tier {
     pub block: u64,
     /// Seconds it is kept at least.
     pub keep: u64,
-    pub table: TableDefinition<'static, (u32, u64), &'static [u8]>,
+    /// Its blocks, packed in chunks ([`super::chunk`]).
+    pub table: super::chunk::ChunkTable,
 }
 
 const DAY: u64 = 86_400;

@@ -1,10 +1,11 @@
 //! The charts: GPU memory and utilization per GPU, disk read, write and util per device. Live,
 //! the last 15 minutes from the store's samples (`series.rs`); on a stored range, the history's
 //! points with their min-to-max bands (`history.rs`). Dragging across a chart zooms to that
-//! stretch; a click rewinds the page to that moment. Drawing is the generic `Chart`.
+//! stretch; a click rewinds the page to that moment. A job's whole run (its row's link in the
+//! Jobs table) adds its own series above them. Drawing is the generic `Chart`.
 
 use crate::chart::{Chart, Series};
-use crate::format::{axis_mib_s, axis_pct};
+use crate::format::{axis_gib, axis_mib_s, axis_pct};
 use crate::history::{self as hist, Range, use_history};
 use crate::model::CHART_WINDOW_MS;
 use crate::series::{DiskMetric, GpuMetric, disk_series, gpu_series};
@@ -72,7 +73,7 @@ pub fn ChartsSection() -> impl IntoView {
         hist::Chart::DiskUtilPct,
     );
     let on_zoom = Callback::new(move |(a, b): (u64, u64)| {
-        history.show(store.current_host.get_untracked(), Range::Between(a, b));
+        history.zoom(store.current_host.get_untracked(), Range::Between(a, b));
     });
     let on_pick = Callback::new(move |t: u64| {
         hist::rewind(store, store.current_host.get_untracked(), t, history.error);
@@ -103,11 +104,69 @@ pub fn ChartsSection() -> impl IntoView {
             />
         }
     };
+    let job_chart =
+        move |title: &'static str, which: hist::JobChart, y_format: fn(f64) -> String| {
+            let series = Memo::new(move |_| {
+                let Some(job) = history.job.get() else {
+                    return Vec::new();
+                };
+                history
+                    .answer
+                    .with(|a| a.as_ref().map(|a| hist::job_series(a, &job.key, which)))
+                    .unwrap_or_default()
+            });
+            view! {
+                <Show when=move || !series.with(Vec::is_empty)>
+                    <Chart
+                        title=title
+                        series=series
+                        y_format=y_format
+                        y_max=(which == hist::JobChart::GpuUtilPct).then_some(100.0)
+                        window_ms=CHART_WINDOW_MS
+                        max_gap_ms=gap
+                        span=span
+                        on_zoom=on_zoom
+                        on_pick=on_pick
+                    />
+                </Show>
+            }
+        };
+    let job_run = move || {
+        let job = history.job.get().filter(|_| !live())?;
+        let none = history.answer.with(|a| {
+            a.as_ref()
+                .is_some_and(|a| !a.series.iter().any(|s| hist::of_job(&job.key, &s.item)))
+        });
+        Some(view! {
+            <div class="job-run" data-testid="job-run" data-job=job.key.clone()>
+                <h3>
+                    {format!("The run of {}", job.label)}
+                    " "
+                    <button
+                        type="button"
+                        class="small"
+                        data-testid="job-run-close"
+                        on:click=move |_| history.job.set(None)
+                    >
+                        "hide"
+                    </button>
+                </h3>
+                {none.then(|| view! { <p class="small">"Nothing of this job is stored in this range."</p> })}
+                <div class="charts">
+                    {job_chart("Its GPU memory", hist::JobChart::GpuMemoryGib, axis_gib)}
+                    {job_chart("Its GPU utilization", hist::JobChart::GpuUtilPct, axis_pct)}
+                    {job_chart("Its reads and writes", hist::JobChart::IoMibS, axis_mib_s)}
+                    {job_chart("Its CPU (% of one core)", hist::JobChart::CpuPct, axis_pct)}
+                </div>
+            </div>
+        })
+    };
     view! {
         <section class="section" aria-labelledby="charts-h" data-testid="charts">
             <h2 id="charts-h">{heading}</h2>
             <RangeControl />
             <HistoryStrip />
+            {job_run}
             <div class="charts">
                 <Show when=move || !gpu_mem.with(Vec::is_empty)>
                     {chart("GPU memory used", gpu_mem, true)}

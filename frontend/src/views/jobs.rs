@@ -124,6 +124,7 @@ const NOT_THE_JOBS: &str = "Unknown for this job: a GPU it shares with other pro
 #[component]
 pub fn JobsSection() -> impl IntoView {
     let store = use_store();
+    let history = crate::history::use_history();
     let sort = RwSignal::new((SortBy::Verdict, false));
     let jobs = Memo::new(move |_| {
         let jobs = store
@@ -174,6 +175,13 @@ pub fn JobsSection() -> impl IntoView {
                         *o = (o.as_deref() != Some(toggle_key.as_str())).then(|| toggle_key.clone())
                     })
                 };
+                let run_job = crate::history::JobRun { key: key.clone(), label: job.label() };
+                let run = move |_| {
+                    history.show_job(store.current_host.get_untracked(), run_job.clone());
+                    if let Some(el) = document().get_element_by_id("charts-h") {
+                        el.scroll_into_view();
+                    }
+                };
                 let io = job.io.as_ref();
                 let io_title = job.io_absent.clone().or_else(|| io.map(|io| io.counter.note().to_owned()));
                 let util_title = util(&job).is_none().then_some(NOT_THE_JOBS);
@@ -194,6 +202,16 @@ pub fn JobsSection() -> impl IntoView {
                         <td>
                             <button class="job-name" aria-expanded=is_open.to_string() on:click=toggle>
                                 {job.label()}
+                            </button>
+                            " "
+                            <button
+                                type="button"
+                                class="job-run-link"
+                                data-testid="job-run-link"
+                                title="Show this job's whole run on the charts, from the stored history"
+                                on:click=run
+                            >
+                                "whole run"
                             </button>
                         </td>
                         {verdict_cell}

@@ -1,0 +1,113 @@
+//! From click to drawn in Chromium on a long stored history (docs/performance.md#history):
+//! `serve` on the 30-day store of the target host (8 GPUs, 16 disks, 20 mounts, 4 jobs) that the
+//! history_cost bench filled and kept, the page in headless Chromium, and the 24 h, 7 d and 30 d
+//! range buttons clicked five times each (live in between, so each click asks the server again).
+//! The figure is the page's own: from the click to the animation frame after the charts were
+//! drawn with the answer.
+//!
+//! `VRAMIO_HISTORY_KEEP=/tmp/h30 cargo bench -p vramio --bench history_cost`, then
+//! `VRAMIO_HISTORY_DIR=/tmp/h30 cargo bench -p vramio --bench history_browser`.
+
+#[path = "../tests/common/browser_kit.rs"]
+mod browser_kit;
+#[path = "../tests/common/fake_nvml.rs"]
+mod fake_nvml;
+#[path = "../tests/common/vramio_bin.rs"]
+mod vramio_bin;
+
+use browser_kit::{browser_profile, start_chromedriver, wait_for};
+use fantoccini::{Client, Locator};
+use std::time::Duration;
+use vramio_bin::{Server, TempDir};
+
+/// Clicks the range button `which` and waits until its answer is drawn; the milliseconds from
+/// the click to a frame drawn with it (as browser_history's test measures them).
+async fn show(c: &Client, which: &str) -> f64 {
+    let js = r#"
+        const [which, done] = [arguments[0], arguments[1]];
+        const t0 = performance.now();
+        document.querySelector(`[data-testid="range-${which}"]`).click();
+        const check = () => {
+            const loading = document.querySelector('[data-testid="range-loading"]');
+            const head = document.querySelector('#charts-h');
+            const pressed = document.querySelector(`[data-testid="range-${which}"]`);
+            if (!loading && head && head.textContent.startsWith('History')
+                && pressed && pressed.getAttribute('aria-pressed') === 'true'
+                && document.querySelector('.plot path.line')) {
+                requestAnimationFrame(() => done(performance.now() - t0));
+            } else if (performance.now() - t0 > 60000) {
+                done(-1);
+            } else {
+                requestAnimationFrame(check);
+            }
+        };
+        requestAnimationFrame(check);
+    "#;
+    let v = c
+        .execute_async(js, vec![which.into()])
+        .await
+        .expect("the range is drawn");
+    v.as_f64().unwrap_or(-1.0)
+}
+
+async fn live(c: &Client) {
+    c.find(Locator::Css(r#"[data-testid="range-live"]"#))
+        .await
+        .expect("the live button")
+        .click()
+        .await
+        .expect("click live");
+    wait_for(Duration::from_secs(20), "live", || async {
+        c.find(Locator::Css("#charts-h"))
+            .await
+            .ok()?
+            .text()
+            .await
+            .ok()
+            .filter(|t| t.starts_with("Last 15"))
+    })
+    .await;
+}
+
+#[tokio::main]
+async fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let Ok(hist) = std::env::var("VRAMIO_HISTORY_DIR") else {
+        eprintln!(
+            "history_browser: set VRAMIO_HISTORY_DIR to a store the history_cost bench kept (VRAMIO_HISTORY_KEEP)"
+        );
+        return;
+    };
+    let dir = TempDir::new("history-browser");
+    let script = dir.join("gpu.json");
+    std::fs::write(&script, vramio_bin::one_gpu_script(std::process::id())).expect("script");
+    let s = Server::start(
+        &dir.join("state"),
+        &script,
+        &["--port", "0", "--history-dir", &hist],
+    );
+    let (_driver, driver_port) = start_chromedriver();
+    let c = browser_profile(driver_port, "bench").await;
+    c.goto(&s.url).await.expect("open the page");
+    live(&c).await;
+    println!("history_browser: click to drawn in headless Chromium, {hist}");
+    for which in ["24h", "7d", "30d"] {
+        let mut ms = Vec::new();
+        for _ in 0..5 {
+            ms.push(show(&c, which).await);
+            live(&c).await;
+        }
+        ms.sort_by(f64::total_cmp);
+        println!(
+            "  {which}: median {:.0} ms (of 5: {})",
+            ms[2],
+            ms.iter()
+                .map(|m| format!("{m:.0}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    c.close().await.expect("close");
+}
