@@ -127,6 +127,29 @@ async fn an_imported_log_exports_to_frames_that_diagnose_as_the_stored_segments(
     );
     assert_eq!(stored, replayed, "{:?}", answer.segments);
     assert_eq!(stored.last(), Some(&Verdict::GpuMemoryPressure));
+    // The findings only when asked for (a chart's timeline needs none of them).
+    assert!(answer.segments.iter().all(|s| s.findings.is_empty()));
+    let r = admin(
+        &s,
+        "GET",
+        &format!("/api/history?from_ms={from}&to_ms={to}&points=10&findings=true"),
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let full: shared::stored::Answer = serde_json::from_slice(&r.body).expect("an answer");
+    let pressure = full
+        .segments
+        .iter()
+        .find(|s| s.verdict == Verdict::GpuMemoryPressure)
+        .expect("the pressure segment");
+    assert!(
+        pressure
+            .findings
+            .iter()
+            .any(|f| f.evidence.iter().any(|e| e.value.is_some())),
+        "its findings with their evidence at entry: {pressure:?}"
+    );
     let used = answer
         .series
         .iter()

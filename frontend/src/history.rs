@@ -22,6 +22,19 @@ pub const RANGES: [(&str, u64); 5] = [
 /// Points asked per series: about one per pixel of a wide chart.
 pub const POINTS: usize = 1200;
 
+/// Points asked for a range of `span_ms`: [`POINTS`], or one an hour where that gives points of
+/// over half an hour anyway (30 days: 720 hour points, read from the hour tier in a tenth of the
+/// time the minutes take; each point keeps its min-to-max band).
+pub fn points_for(span_ms: u64) -> usize {
+    if span_ms / POINTS as u64 > 1_800_000 {
+        usize::try_from(span_ms / 3_600_000)
+            .unwrap_or(POINTS)
+            .max(1)
+    } else {
+        POINTS
+    }
+}
+
 /// The series the charts draw (`only=`): nothing else is fetched.
 pub const CHART_SERIES: &str = "gpu:mem_used_bytes,gpu:mem_total_bytes,gpu:util_pct,\
     disk:read_bytes_per_sec,disk:write_bytes_per_sec,disk:util_pct";
@@ -194,7 +207,8 @@ impl History {
             CHART_SERIES.to_owned()
         };
         spawn_local(async move {
-            let got = crate::api::history(host.as_deref(), from, to, POINTS, &only).await;
+            let points = points_for(to - from);
+            let got = crate::api::history(host.as_deref(), from, to, points, &only).await;
             if self.asked.get_value() != n {
                 return;
             }
@@ -588,6 +602,14 @@ mod tests {
         assert_eq!(labels, ["read", "write"]);
         assert_eq!(io[0].points, vec![(60_000, Some(4.0))]);
         assert!(job_series(&a, "process:7", JobChart::CpuPct).is_empty());
+    }
+
+    #[test]
+    fn a_month_is_asked_in_hours_and_a_week_in_pixels() {
+        assert_eq!(points_for(30 * 86_400_000), 720);
+        assert_eq!(points_for(7 * 86_400_000), POINTS);
+        assert_eq!(points_for(3_600_000), POINTS);
+        assert_eq!(points_for(366 * 86_400_000), 366 * 24);
     }
 
     #[test]

@@ -160,6 +160,10 @@ pub enum ClientMsg {
         /// `scope:metric,...`: only those series (all when absent).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         only: Option<String>,
+        /// The segments with their findings and evidence (without, a month of segments is
+        /// most of a chart's answer: the timeline needs only when, which verdict, how bad).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        findings: bool,
     },
     /// The page at a stored moment of the server's own host (what `GET /api/history/moment`
     /// answers).

@@ -396,6 +396,7 @@ fn client_messages() -> Vec<(&'static str, ClientMsg)> {
                 to_ms: 1_764_586_400_000,
                 points: 1200,
                 only: Some("gpu:util_pct,disk:read_bytes_per_sec".into()),
+                findings: false,
             },
         ),
         (

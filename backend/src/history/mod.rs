@@ -22,7 +22,7 @@ pub use read::{Answer, Piece, Segment, SeriesPoints};
 pub use sink::Sink;
 pub use store::{Batch, FILE, SetAside, Store, StoreError};
 pub use tables::{item_key, push_sample};
-pub use view::{Viewer, parse_only, without_jobs};
+pub use view::{Viewer, parse_only, without_findings, without_jobs};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -11,6 +11,8 @@ pub const MAX_ANSWER_POINTS: usize = 1_000_000;
 pub struct Viewer {
     pub show_users: bool,
     pub admin: bool,
+    /// The segments' findings asked for (`findings=true`); left out otherwise.
+    pub findings: bool,
 }
 
 impl History {
@@ -26,6 +28,9 @@ impl History {
         let mut answer = self.read_only(from_ms, to_ms, points, only)?;
         if !viewer.show_users {
             without_jobs(&mut answer);
+        }
+        if !viewer.findings {
+            without_findings(&mut answer);
         }
         let total: usize = answer.series.iter().map(|s| s.points.len()).sum();
         if total > MAX_ANSWER_POINTS {
@@ -68,6 +73,14 @@ pub fn without_jobs(answer: &mut Answer) {
     answer
         .series
         .retain(|s| !matches!(s.scope, Scope::Job | Scope::JobGpu));
+}
+
+/// Leaves out the segments' findings: the timeline needs when, which verdict and how bad, and a
+/// month of findings with their evidence was most of a chart's answer (docs/api.md#history).
+pub fn without_findings(answer: &mut Answer) {
+    for s in &mut answer.segments {
+        s.findings.clear();
+    }
 }
 
 /// What the page says about the history: the admin gets the paths, a share viewer the gist.

@@ -26,6 +26,9 @@ pub(super) struct Params {
     points: usize,
     /// `scope:metric,...`: only those series.
     only: Option<String>,
+    /// The segments with their findings (left out by default).
+    #[serde(default)]
+    findings: bool,
 }
 
 fn default_points() -> usize {
@@ -66,6 +69,7 @@ pub(super) async fn history(
                 to,
                 points,
                 only: p.only.clone(),
+                findings: p.findings,
             };
             let admin = matches!(granted.0, Some(Access::Admin)) || !state.auth.enabled();
             return peer_history(&state, &feed, q, show_users, admin).await;
@@ -73,7 +77,11 @@ pub(super) async fn history(
         Err(resp) => return *resp,
     };
     let admin = matches!(granted.0, Some(Access::Admin)) || !state.auth.enabled();
-    let viewer = crate::history::Viewer { show_users, admin };
+    let viewer = crate::history::Viewer {
+        show_users,
+        admin,
+        findings: p.findings,
+    };
     let read = move || history.answer_for(from, to, points, only.as_deref(), viewer);
     match tokio::task::spawn_blocking(read).await {
         Ok(Ok(answer)) => Json(answer).into_response(),
@@ -145,6 +153,7 @@ struct PeerQuery {
     to: u64,
     points: usize,
     only: Option<String>,
+    findings: bool,
 }
 
 async fn peer_history(
@@ -155,12 +164,17 @@ async fn peer_history(
         to,
         points,
         only,
+        findings,
     }: PeerQuery,
     show_users: bool,
     admin: bool,
 ) -> Response {
     let key = (
-        format!("{}\n{}", feed.host(), only.as_deref().unwrap_or("")),
+        format!(
+            "{}\n{}\n{findings}",
+            feed.host(),
+            only.as_deref().unwrap_or("")
+        ),
         from / 10_000,
         to / 10_000,
         points,
@@ -175,6 +189,7 @@ async fn peer_history(
                 to_ms: to,
                 points: u32::try_from(points).unwrap_or(u32::MAX),
                 only,
+                findings,
             };
             match feed.ask_peer(q, PEER_WAIT).await {
                 Ok(shared::ServerMsg::HistoryAnswer { answer, .. }) => {
@@ -190,6 +205,10 @@ async fn peer_history(
     let mut answer = (*answer).clone();
     if !show_users {
         crate::history::without_jobs(&mut answer);
+    }
+    if !findings {
+        // A peer that does not know the flag sends them anyway.
+        crate::history::without_findings(&mut answer);
     }
     if !admin {
         // The peer answered the hub's admin question; its notices may name paths.

@@ -87,6 +87,7 @@ impl Pending {
                 to_ms,
                 points,
                 only,
+                findings,
                 ..
             } => ClientMsg::HistoryQuery {
                 id,
@@ -94,6 +95,7 @@ impl Pending {
                 to_ms,
                 points,
                 only,
+                findings,
             },
             ClientMsg::MomentQuery { t_ms, .. } => ClientMsg::MomentQuery { id, t_ms },
             other => other,

@@ -90,11 +90,12 @@ pub fn HistoryStrip() -> impl IntoView {
                 }
             })
             .collect_view();
-        // Said only where a coarser tier really gave points (not a span it merely covers).
+        // Said only where a tier coarser than the points drawn really gave points (not a span
+        // it merely covers; not the hours a month is asked in).
         let coarse: Vec<_> = answer
             .tiers
             .iter()
-            .filter(|p| p.step_ms >= 60_000)
+            .filter(|p| p.step_ms >= 60_000 && p.step_ms > answer.step_ms)
             .filter(|p| {
                 answer
                     .series

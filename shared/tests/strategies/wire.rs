@@ -462,6 +462,7 @@ pub fn client_msg() -> impl Strategy<Value = ClientMsg> {
                     from_ms,
                     to_ms,
                     points,
+                    findings: id % 2 == 0,
                     only,
                 }
             ),

@@ -41,6 +41,7 @@ pub async fn answer(access: Option<&Access>, q: ClientMsg, show_users: bool) -> 
             to_ms,
             points,
             only,
+            findings,
         } => {
             let only = match only.as_deref().map(crate::history::parse_only).transpose() {
                 Ok(o) => o,
@@ -58,6 +59,7 @@ pub async fn answer(access: Option<&Access>, q: ClientMsg, show_users: bool) -> 
             let viewer = Viewer {
                 show_users,
                 admin: access.admin,
+                findings,
             };
             match access.history.answer_for(
                 from_ms,
