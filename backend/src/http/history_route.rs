@@ -137,7 +137,7 @@ fn find(state: &AppState, granted: &Granted, host: Option<String>) -> Result<Whe
         Some(h) => Ok(Where::Local(h.clone())),
         None => Err(not_found(
             ApiCode::NotFound,
-            "no history of this host here: history is kept by the vramio that samples a host (`serve` without --no-history)",
+            "no history of this host here: history is kept by the vramio that samples a host (`serve` without --no-history); where its file could not be opened (another serve holding it, a disk error) this server's log says why",
         )),
     }
 }
