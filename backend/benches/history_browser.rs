@@ -20,45 +20,20 @@ use fantoccini::{Client, Locator};
 use std::time::Duration;
 use vramio_bin::{Server, TempDir};
 
-/// Clicks the range button `which` and waits until its answer is drawn; the milliseconds from
-/// the click to a frame drawn with it (as browser_history's test measures them).
+/// Clicks the range button `which` and waits until its answer is drawn (the tests' measure);
+/// past 25 s, says what the page shows.
 async fn show(c: &Client, which: &str) -> f64 {
-    let js = r#"
-        const [which, done] = [arguments[0], arguments[1]];
-        const t0 = performance.now();
-        document.querySelector(`[data-testid="range-${which}"]`).click();
-        const check = () => {
-            const loading = document.querySelector('[data-testid="range-loading"]');
-            const head = document.querySelector('#charts-h');
-            const pressed = document.querySelector(`[data-testid="range-${which}"]`);
-            if (!loading && head && head.textContent.startsWith('History')
-                && pressed && pressed.getAttribute('aria-pressed') === 'true'
-                && document.querySelector('.plot path.line')) {
-                requestAnimationFrame(() => done(performance.now() - t0));
-            } else if (performance.now() - t0 > 25000) {
-                done(-1);
-            } else {
-                requestAnimationFrame(check);
-            }
-        };
-        requestAnimationFrame(check);
-    "#;
-    let v = c
-        .execute_async(js, vec![which.into()])
-        .await
-        .expect("the range is drawn");
-    let ms = v.as_f64().unwrap_or(-1.0);
-    if ms < 0.0 {
-        let said = c
-            .find(Locator::Css("body"))
-            .await
-            .expect("the charts")
-            .text()
-            .await
-            .unwrap_or_default();
-        panic!("the {which} range was not drawn within 25 s; the charts say: {said}");
+    if let Some(ms) = browser_kit::click_range_to_drawn(c, which).await {
+        return ms;
     }
-    ms
+    let said = c
+        .find(Locator::Css("body"))
+        .await
+        .expect("the page")
+        .text()
+        .await
+        .unwrap_or_default();
+    panic!("the {which} range was not drawn within 25 s; the page says: {said}");
 }
 
 async fn live(c: &Client) {

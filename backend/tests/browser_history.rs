@@ -36,35 +36,11 @@ async fn click(c: &Client, css: &str) {
 }
 
 /// Clicks the range button `which` and waits until its answer is drawn; the milliseconds from
-/// the click to a frame drawn with it, as the page measured them.
+/// the click to a frame drawn with it.
 async fn show(c: &Client, which: &str) -> f64 {
-    let js = r#"
-        const [which, done] = [arguments[0], arguments[1]];
-        const t0 = performance.now();
-        document.querySelector(`[data-testid="range-${which}"]`).click();
-        const check = () => {
-            const loading = document.querySelector('[data-testid="range-loading"]');
-            const head = document.querySelector('#charts-h');
-            const pressed = document.querySelector(`[data-testid="range-${which}"]`);
-            if (!loading && head && head.textContent.startsWith('History')
-                && pressed && pressed.getAttribute('aria-pressed') === 'true'
-                && document.querySelector('.plot path.line')) {
-                requestAnimationFrame(() => done(performance.now() - t0));
-            } else if (performance.now() - t0 > 20000) {
-                done(-1);
-            } else {
-                requestAnimationFrame(check);
-            }
-        };
-        requestAnimationFrame(check);
-    "#;
-    let v = c
-        .execute_async(js, vec![which.into()])
+    browser_kit::click_range_to_drawn(c, which)
         .await
-        .expect("the range is drawn");
-    let ms = v.as_f64().unwrap_or(-1.0);
-    assert!(ms >= 0.0, "the {which} range was not drawn within 20 s");
-    ms
+        .unwrap_or_else(|| panic!("the {which} range was not drawn within 25 s"))
 }
 
 async fn count(c: &Client, css: &str) -> usize {

@@ -214,3 +214,35 @@ pub async fn text(c: &Client, css: &str) -> Option<String> {
 pub async fn num_attr(c: &Client, css: &str, name: &str) -> Option<u64> {
     attr(c, css, name).await?.parse().ok()
 }
+
+/// Clicks the range button `which` (`6h`, `7d`...) of the history's range control and waits
+/// until its answer is drawn: the milliseconds from the click to the animation frame after the
+/// charts were drawn with it, as the page measured them; `None` past 25 s (under WebDriver's 30 s
+/// script timeout).
+pub async fn click_range_to_drawn(c: &Client, which: &str) -> Option<f64> {
+    let js = r#"
+        const [which, done] = [arguments[0], arguments[1]];
+        const t0 = performance.now();
+        document.querySelector(`[data-testid="range-${which}"]`).click();
+        const check = () => {
+            const loading = document.querySelector('[data-testid="range-loading"]');
+            const head = document.querySelector('#charts-h');
+            const pressed = document.querySelector(`[data-testid="range-${which}"]`);
+            if (!loading && head && head.textContent.startsWith('History')
+                && pressed && pressed.getAttribute('aria-pressed') === 'true'
+                && document.querySelector('.plot path.line')) {
+                requestAnimationFrame(() => done(performance.now() - t0));
+            } else if (performance.now() - t0 > 25000) {
+                done(-1);
+            } else {
+                requestAnimationFrame(check);
+            }
+        };
+        requestAnimationFrame(check);
+    "#;
+    let v = c
+        .execute_async(js, vec![which.into()])
+        .await
+        .expect("the range script runs");
+    v.as_f64().filter(|ms| *ms >= 0.0)
+}
