@@ -19,20 +19,35 @@ pub const RANGES: [(&str, u64); 5] = [
     ("30 d", 30 * 86_400_000),
 ];
 
-/// Points asked per series: about one per pixel of a wide chart.
+/// Points asked per series at most: about one per pixel of a wide chart.
 pub const POINTS: usize = 1200;
+/// Points asked at least, however narrow the charts.
+pub const MIN_POINTS: usize = 200;
 
-/// Points asked for a range of `span_ms`: [`POINTS`], or one an hour where that gives points of
-/// over half an hour anyway (30 days: 720 hour points, read from the hour tier in a tenth of the
-/// time the minutes take; each point keeps its min-to-max band).
-pub fn points_for(span_ms: u64) -> usize {
-    if span_ms / POINTS as u64 > 1_800_000 {
+/// Points asked for a range of `span_ms` whose charts are `pixels` wide (device pixels of a plot;
+/// `None` before one is drawn): one a pixel, [`MIN_POINTS`] to [`POINTS`] (more would be drawn
+/// over each other, and each point keeps its min-to-max band, so a spike is not lost), or one an
+/// hour (at most [`POINTS`]) where the points are over half an hour anyway: 30 days are 720 hour
+/// points, read from the hour tier in a tenth of the time the minutes take.
+pub fn points_for(span_ms: u64, pixels: Option<usize>) -> usize {
+    let n = pixels.map_or(POINTS, |p| p.clamp(MIN_POINTS, POINTS));
+    if span_ms / n as u64 > 1_800_000 {
+        // Whole hours, never a bucket of one hour here and two there.
         usize::try_from(span_ms / 3_600_000)
             .unwrap_or(POINTS)
-            .max(1)
+            .clamp(1, POINTS)
     } else {
-        POINTS
+        n
     }
+}
+
+/// The width of the charts' plot in device pixels, where one is on the page.
+fn plot_pixels() -> Option<usize> {
+    let window = web_sys::window()?;
+    let plot = window.document()?.query_selector(".plot").ok()??;
+    let px = f64::from(plot.client_width()) * window.device_pixel_ratio();
+    // Rounded to whole tens: a resize by a pixel asks the same points.
+    (px >= 1.0).then(|| (px / 10.0).ceil() as usize * 10)
 }
 
 /// The series the charts draw (`only=`): nothing else is fetched.
@@ -207,7 +222,7 @@ impl History {
             CHART_SERIES.to_owned()
         };
         spawn_local(async move {
-            let points = points_for(to - from);
+            let points = points_for(to - from, plot_pixels());
             let got = crate::api::history(host.as_deref(), from, to, points, &only).await;
             if self.asked.get_value() != n {
                 return;
@@ -314,10 +329,13 @@ pub fn series(answer: &Answer, chart: Chart) -> Vec<Series> {
             let (points, band) = if chart == Chart::GpuMemoryPct {
                 // Used over total at each point (total is steady; a point without it is a gap).
                 let total = find("mem_total_bytes")?;
-                let mut points = Vec::new();
-                let mut band = Vec::new();
+                let mut points = Vec::with_capacity(s.points.len());
+                let mut band = Vec::with_capacity(s.points.len());
+                // Both ascending: one walk along the totals, not a search for each point.
+                let mut totals = total.points.iter().peekable();
                 for &(t, lo, mean, hi) in &s.points {
-                    let tot = total.points.iter().find(|p| p.0 == t).map(|p| p.2);
+                    while totals.next_if(|p| p.0 < t).is_some() {}
+                    let tot = totals.peek().filter(|p| p.0 == t).map(|p| p.2);
                     match tot.filter(|t| *t > 0.0) {
                         Some(tot) => {
                             points.push((t, Some(mean / tot * 100.0)));
@@ -515,6 +533,35 @@ mod tests {
         assert_eq!(s[0].label, "GPU 0");
         assert_eq!(s[1].points, vec![(0, Some(40.0)), (60_000, None)]);
         assert_eq!(s[1].band, vec![(0, 10.0, 80.0)]);
+        // Totals at other moments than the used figures: each used point finds its own.
+        let a = answer(vec![
+            sp(
+                Scope::Gpu,
+                "0",
+                "mem_used_bytes",
+                vec![
+                    (0, 1.0, 1.0, 1.0),
+                    (60_000, 2.0, 2.0, 2.0),
+                    (120_000, 3.0, 3.0, 3.0),
+                ],
+            ),
+            sp(
+                Scope::Gpu,
+                "0",
+                "mem_total_bytes",
+                vec![
+                    (0, 4.0, 4.0, 4.0),
+                    (30_000, 8.0, 8.0, 8.0),
+                    (120_000, 6.0, 6.0, 6.0),
+                    (180_000, 6.0, 6.0, 6.0),
+                ],
+            ),
+        ]);
+        let s = series(&a, Chart::GpuMemoryPct);
+        assert_eq!(
+            s[0].points,
+            vec![(0, Some(25.0)), (60_000, None), (120_000, Some(50.0))]
+        );
     }
 
     #[test]
@@ -606,10 +653,18 @@ mod tests {
 
     #[test]
     fn a_month_is_asked_in_hours_and_a_week_in_pixels() {
-        assert_eq!(points_for(30 * 86_400_000), 720);
-        assert_eq!(points_for(7 * 86_400_000), POINTS);
-        assert_eq!(points_for(3_600_000), POINTS);
-        assert_eq!(points_for(366 * 86_400_000), 366 * 24);
+        // No chart drawn yet: as many as a wide one.
+        assert_eq!(points_for(30 * 86_400_000, None), 720);
+        assert_eq!(points_for(7 * 86_400_000, None), POINTS);
+        assert_eq!(points_for(3_600_000, None), POINTS);
+        assert_eq!(points_for(366 * 86_400_000, None), POINTS);
+        // One a pixel of the plot, within bounds.
+        assert_eq!(points_for(7 * 86_400_000, Some(410)), 410);
+        assert_eq!(points_for(7 * 86_400_000, Some(3000)), POINTS);
+        assert_eq!(points_for(3_600_000, Some(50)), MIN_POINTS);
+        // A month: its hours, on a chart of any width.
+        assert_eq!(points_for(30 * 86_400_000, Some(410)), 720);
+        assert_eq!(points_for(30 * 86_400_000, Some(1000)), 720);
     }
 
     #[test]

@@ -148,24 +148,61 @@ pub fn band_d(
         }
         let run = &band[start..i];
         for (k, &(t, _, hi)) in run.iter().enumerate() {
-            let _ = write!(
-                d,
-                "{}{:.1} {:.1}",
-                if k == 0 { 'M' } else { 'L' },
-                x_of(t),
-                y_of(hi)
-            );
+            push_xy(&mut d, if k == 0 { 'M' } else { 'L' }, x_of(t), y_of(hi));
         }
         if run.len() == 1 {
             let _ = write!(d, "h0.5");
         }
         for &(t, lo, _) in run.iter().rev() {
-            let _ = write!(d, "L{:.1} {:.1}", x_of(t), y_of(lo));
+            push_xy(&mut d, 'L', x_of(t), y_of(lo));
         }
         d.push('Z');
         start = i;
     }
     d
+}
+
+/// Appends `cmd`, `x` and `y` to a path: `M12.3 45.6`.
+fn push_xy(d: &mut String, cmd: char, x: f64, y: f64) {
+    d.push(cmd);
+    push_tenths(d, x);
+    d.push(' ');
+    push_tenths(d, y);
+}
+
+/// Appends `v` with one decimal, as `{:.1}` writes it for the viewBox's numbers (a tie may round
+/// the other way, a tenth of a viewBox unit), without `core::fmt`'s float formatting: a week's
+/// charts write half a million of them, and that formatting was most of their layout time
+/// (docs/performance.md#history).
+pub fn push_tenths(d: &mut String, v: f64) {
+    let tenths = (v * 10.0).round();
+    // Far outside any viewBox: the general formatting (NaN, infinities, huge values).
+    if tenths.is_nan() || tenths.abs() >= 1e15 {
+        let _ = write!(d, "{v:.1}");
+        return;
+    }
+    // Exact: |tenths| < 1e15 fits an i64.
+    let t = tenths as i64;
+    if t < 0 {
+        d.push('-');
+    }
+    let a = t.unsigned_abs();
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut whole = a / 10;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (whole % 10) as u8;
+        whole /= 10;
+        if whole == 0 {
+            break;
+        }
+    }
+    for &b in &digits[at..] {
+        d.push(char::from(b));
+    }
+    d.push('.');
+    d.push(char::from(b'0' + (a % 10) as u8));
 }
 
 /// One SVG path for a run of points: `M` starts each stretch, `L` continues it; a lone point gets a
@@ -193,8 +230,7 @@ pub fn path_d(
             d.push_str("h0.1");
         }
         let cmd = if joined { 'L' } else { 'M' };
-        // Writing to a String cannot fail.
-        let _ = write!(d, "{cmd}{:.1} {:.1}", x_of(t), y_of(v));
+        push_xy(&mut d, cmd, x_of(t), y_of(v));
         run = if joined { run + 1 } else { 1 };
         prev_t = Some(t);
     }
@@ -352,6 +388,43 @@ pub fn nearest(points: &[(u64, Option<f64>)], t: u64, max_dist_ms: u64) -> Optio
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn tenths_are_written_as_the_general_formatting_writes_them() {
+        let mut values = vec![
+            0.0, 0.04, 0.06, 0.96, 1.0, 9.95001, 199.96, 999.94, 1000.0, 123456.78,
+        ];
+        // A wandering walk through the viewBox's range, as paths hold them.
+        values.extend((0..20_000).map(|i| f64::from(i) * 0.0537 - 5.0));
+        for v in values {
+            let mut ours = String::new();
+            push_tenths(&mut ours, v);
+            let theirs = format!("{v:.1}");
+            // Near a tie (75.55 is 75.5499... in binary, 755.5 once times ten) either way is
+            // right to a tenth of a viewBox unit.
+            if ((v * 10.0).abs().fract() - 0.5).abs() < 1e-6 {
+                let (a, b): (f64, f64) = (
+                    ours.parse().expect("a number"),
+                    theirs.parse().expect("a number"),
+                );
+                assert!((a - b).abs() < 0.11, "{v}: {ours} {theirs}");
+                continue;
+            }
+            // `{:.1}` keeps a minus on a value that rounds to zero (`-0.0`); a path does not need it.
+            assert_eq!(
+                ours,
+                theirs
+                    .strip_prefix("-0.0")
+                    .map_or(theirs.clone(), |_| "0.0".into()),
+                "{v}"
+            );
+        }
+        for v in [f64::NAN, f64::INFINITY, 1e300] {
+            let mut ours = String::new();
+            push_tenths(&mut ours, v);
+            assert_eq!(ours, format!("{v:.1}"));
+        }
+    }
+
     use super::*;
 
     fn series(points: Vec<(u64, Option<f64>)>) -> Series {
