@@ -55,7 +55,8 @@ pub struct Shared {
     paused: Mutex<Option<String>>,
     set_aside: Option<SetAside>,
     counters: Arc<Counters>,
-    /// When the file was last compacted, and the data's time then (seconds).
+    /// When the file was last compacted, or weighed against its data and found fine, and the
+    /// data's time then (seconds).
     compacted: Mutex<Option<(std::time::Instant, u64)>>,
 }
 
@@ -92,8 +93,9 @@ impl Shared {
     /// has grown past twice its data (redb grows its file by regions and reuses freed pages,
     /// but returns them only when compacted).
     fn hold_cap(&self, now_s: u64) {
-        let sizes = self.with_store(|s| Ok((s.disk_bytes(), s.live_bytes()?)));
-        let Ok((file, live)) = sizes else { return };
+        let Ok(file) = self.with_store(|s| Ok(s.disk_bytes())) else {
+            return;
+        };
         if file > self.max_bytes {
             let mut target = self.max_bytes / 10 * 7;
             for _ in 0..4 {
@@ -123,7 +125,18 @@ impl Shared {
                 at.elapsed() >= COMPACT_AT_MOST_EVERY
                     || now_s.saturating_sub(data_s) >= COMPACT_AT_MOST_EVERY.as_secs()
             });
-        if due && file > 2 * live + COMPACT_SLACK {
+        if !due {
+            return;
+        }
+        // Weighing the data walks the whole file: once a day, not at every hourly seal.
+        *self
+            .compacted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some((std::time::Instant::now(), now_s));
+        let Ok(live) = self.with_store(|s| s.live_bytes()) else {
+            return;
+        };
+        if file > 2 * live + COMPACT_SLACK {
             self.compact(now_s);
         }
     }
@@ -223,16 +236,18 @@ impl History {
         self.shared.with_store(|s| s.read(from_ms, to_ms, points))
     }
 
-    /// [`History::read`] of only the metrics `only` names (`scope`, metric).
+    /// [`History::read`] of only the metrics `only` names (`scope`, metric), the segments'
+    /// findings only with `findings`.
     pub fn read_only(
         &self,
         from_ms: u64,
         to_ms: u64,
         points: usize,
         only: Option<&[(shared::series::Scope, String)]>,
+        findings: bool,
     ) -> Result<Answer, StoreError> {
         self.shared
-            .with_store(|s| s.read_only(from_ms, to_ms, points, only))
+            .with_store(|s| s.read_only(from_ms, to_ms, points, only, findings))
     }
 
     /// The page at a stored moment: the frame there and the diagnosis of the window up to it,

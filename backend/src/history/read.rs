@@ -48,10 +48,13 @@ fn plan(
     to: u64,
     step: u64,
 ) -> Result<Vec<(Source, u64, u64)>, redb::Error> {
-    // Each tier holds [from, done); the rows hold everything after the 1 s tier's done.
+    // Each tier holds [from, done), its parts of a block not yet whole included; the rows hold
+    // everything after the 1 s tier's done.
     let mut spans = Vec::new();
     for tier in TIERS {
-        let done = meta(r, &tier.done_key())?.unwrap_or(0);
+        let done = meta(r, &tier.done_key())?
+            .unwrap_or(0)
+            .max(meta(r, &tier.part_key())?.unwrap_or(0));
         let start = meta(r, &tier.start_key())?.unwrap_or(done);
         spans.push((Source::Tier(tier), start, done));
     }
@@ -115,11 +118,12 @@ fn read_tier(
     Ok(out)
 }
 
-/// The rows' samples in `[from, to)`, by series id, as 1 s points.
+/// The rows' samples in `[from, to)` of the series `want` takes, by id, as 1 s points.
 fn read_rows(
     r: &ReadTransaction,
     from: u64,
     to: u64,
+    want: &HashSet<u32>,
 ) -> Result<HashMap<u32, Vec<(u64, Point)>>, redb::Error> {
     let mut out: HashMap<u32, Vec<(u64, Point)>> = HashMap::new();
     let table = match r.open_table(ROWS) {
@@ -136,7 +140,7 @@ fn read_rows(
                 continue;
             }
             for (id, v) in values {
-                if v.is_finite() {
+                if v.is_finite() && want.contains(&id) {
                     out.entry(id).or_default().push((
                         t,
                         Point {
@@ -159,16 +163,18 @@ fn read_rows(
 impl Store {
     /// Every series with a point in `[from_ms, to_ms)`, at most about `points` points each.
     pub fn read(&self, from_ms: u64, to_ms: u64, points: usize) -> Result<Answer, StoreError> {
-        self.read_only(from_ms, to_ms, points, None)
+        self.read_only(from_ms, to_ms, points, None, true)
     }
 
-    /// [`Store::read`] of only the metrics `only` names (`None`: every series).
+    /// [`Store::read`] of only the metrics `only` names (`None`: every series); the segments'
+    /// findings only with `findings` (left unparsed otherwise: a week of them is megabytes).
     pub fn read_only(
         &self,
         from_ms: u64,
         to_ms: u64,
         points: usize,
         only: Option<&[(Scope, String)]>,
+        findings: bool,
     ) -> Result<Answer, StoreError> {
         let r = self.db.begin_read().map_err(redb::Error::from)?;
         read_in(
@@ -177,6 +183,7 @@ impl Store {
             to_ms.max(from_ms + 1),
             points.clamp(1, 20_000),
             only,
+            findings,
         )
         .map_err(StoreError::Db)
     }
@@ -188,6 +195,7 @@ fn read_in(
     to_ms: u64,
     points: usize,
     only: Option<&[(Scope, String)]>,
+    findings: bool,
 ) -> Result<Answer, redb::Error> {
     let (from, to) = (from_ms / 1000, to_ms.div_ceil(1000));
     let wanted = ((to - from) / points as u64).max(1);
@@ -200,17 +208,6 @@ fn read_in(
         .unwrap_or(1);
     // Points as wide as asked, in whole multiples of the finest tier read.
     let width = wanted.div_ceil(step).max(1) * step;
-    let mut rows = if parts.iter().any(|p| matches!(p.0, Source::Rows)) {
-        let (_, a, b) = parts
-            .iter()
-            .find(|p| matches!(p.0, Source::Rows))
-            .copied()
-            .unwrap_or((Source::Rows, 0, 0));
-        read_rows(r, a, b)?
-    } else {
-        HashMap::new()
-    };
-    let mut series = Vec::new();
     let items = match r.open_table(ITEMS) {
         Ok(t) => {
             let mut v = Vec::new();
@@ -239,6 +236,17 @@ fn read_in(
                 .map(move |(i, _)| base.saturating_add(i as u32))
         })
         .collect();
+    let mut rows = if parts.iter().any(|p| matches!(p.0, Source::Rows)) {
+        let (_, a, b) = parts
+            .iter()
+            .find(|p| matches!(p.0, Source::Rows))
+            .copied()
+            .unwrap_or((Source::Rows, 0, 0));
+        read_rows(r, a, b, &want)?
+    } else {
+        HashMap::new()
+    };
+    let mut series = Vec::new();
     // Each tier's part read once for every series wanted.
     let mut from_tiers = Vec::new();
     for &(source, a, b) in &parts {
@@ -295,7 +303,7 @@ fn read_in(
             })
             .collect(),
         series,
-        segments: segments(r, from_ms, to_ms)?,
+        segments: segments(r, from_ms, to_ms, findings)?,
         events: events(r, from_ms, to_ms)?,
         notices: Vec::new(),
     })
@@ -343,7 +351,21 @@ fn users_in(r: &ReadTransaction, from_ms: u64, to_ms: u64) -> Result<Vec<String>
 }
 
 /// The segments that overlap `[from_ms, to_ms)`.
-fn segments(r: &ReadTransaction, from_ms: u64, to_ms: u64) -> Result<Vec<Segment>, redb::Error> {
+/// A segment without its findings, read without building them.
+#[derive(serde::Deserialize)]
+struct SegmentHead {
+    from_ms: u64,
+    to_ms: u64,
+    verdict: shared::diagnosis::Verdict,
+    severity: shared::diagnosis::Severity,
+}
+
+fn segments(
+    r: &ReadTransaction,
+    from_ms: u64,
+    to_ms: u64,
+    findings: bool,
+) -> Result<Vec<Segment>, redb::Error> {
     let table = match r.open_table(SEGMENTS) {
         Ok(t) => t,
         Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
@@ -352,7 +374,20 @@ fn segments(r: &ReadTransaction, from_ms: u64, to_ms: u64) -> Result<Vec<Segment
     let mut out = Vec::new();
     for entry in table.range(..to_ms)?.rev() {
         let (_, json) = entry?;
-        let Ok(seg) = serde_json::from_slice::<Segment>(json.value()) else {
+        let seg = if findings {
+            serde_json::from_slice::<Segment>(json.value()).ok()
+        } else {
+            serde_json::from_slice::<SegmentHead>(json.value())
+                .ok()
+                .map(|h| Segment {
+                    from_ms: h.from_ms,
+                    to_ms: h.to_ms,
+                    verdict: h.verdict,
+                    severity: h.severity,
+                    findings: Vec::new(),
+                })
+        };
+        let Some(seg) = seg else {
             continue;
         };
         if seg.to_ms < from_ms {

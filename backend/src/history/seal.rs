@@ -93,9 +93,16 @@ impl Gathered {
     }
 }
 
+/// Each 1 s block start written, with its minutes as [`M1`] blocks by series id (the part of its
+/// day, [`derive_parts`]), rolled up from the seconds in hand rather than decoded again; `None`
+/// where the start held blocks before (other series' seconds are there: its part is built from
+/// the stored block).
+type Written = BTreeMap<u64, Option<BTreeMap<u32, Vec<u8>>>>;
+
 /// Moves every row of a window before `until_s` into 1 s blocks, merged with what a block start
-/// already holds (the clock stepped back, or a seal was redone); returns the starts written.
-fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<BTreeSet<u64>, redb::Error> {
+/// already holds (the clock stepped back, or a seal was redone); returns the starts written with
+/// their minutes.
+fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<Written, redb::Error> {
     let mut per: BTreeMap<u64, Gathered> = BTreeMap::new();
     {
         let mut rows = w.open_table(ROWS)?;
@@ -114,13 +121,27 @@ fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<BTreeSet<u64>, redb::
         rows.retain_in(..until_s, |_, _| false)?;
     }
     let mut table = w.open_table(S1.table)?;
+    let mut written = Written::new();
     for (&start, gathered) in &mut per {
         let mut blocks = chunk::get_all(&table, start)?;
+        let mut minutes = blocks.is_empty().then(BTreeMap::new);
         for (id, times, values) in std::mem::take(&mut gathered.cols) {
             let old = blocks.get(&id).and_then(|b| block::decode(b).ok());
-            let bytes = if old.is_none() && times.windows(2).all(|w| w[0] < w[1]) {
+            let (bytes, part) = if old.is_none() && times.windows(2).all(|w| w[0] < w[1]) {
                 // The common case: one sample a second, nothing stored before.
-                block::encode_singles(&times, &values)
+                let singles = times.iter().zip(&values).map(|(&t, &v)| {
+                    let p = Point {
+                        min: v,
+                        mean: v,
+                        max: v,
+                        samples: 1,
+                    };
+                    (t, p)
+                });
+                (
+                    block::encode_singles(&times, &values),
+                    block::encode(&roll_up(singles, M1.step)),
+                )
             } else {
                 let mut points: Vec<(u64, Point)> = times
                     .into_iter()
@@ -136,20 +157,30 @@ fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<BTreeSet<u64>, redb::
                     })
                     .collect();
                 points.extend(within(old.into_iter().flatten(), start, S1.block));
-                block::encode(&roll_up_owned(points, 1))
+                let points = roll_up_owned(points, 1);
+                (
+                    block::encode(&points),
+                    block::encode(&roll_up(points.iter().copied(), M1.step)),
+                )
             };
-            match bytes {
-                Ok(bytes) => {
+            match (bytes, part) {
+                (Ok(bytes), Ok(part)) => {
                     blocks.insert(id, bytes);
+                    if let Some(m) = &mut minutes {
+                        m.insert(id, part);
+                    }
                 }
                 // One series that cannot be kept must not stop the seal (and with it retention
                 // and the size cap) for every other.
-                Err(e) => tracing::warn!(id, start, error = %e, "history: a block left out"),
+                (Err(e), _) | (_, Err(e)) => {
+                    tracing::warn!(id, start, error = %e, "history: a block left out");
+                }
             }
         }
         chunk::put_all(&mut table, start, &blocks)?;
+        written.insert(start, minutes);
     }
-    Ok(per.into_keys().collect())
+    Ok(written)
 }
 
 /// The points of `points` inside the block `[start, start + span)` (a damaged block may hold
@@ -191,7 +222,7 @@ fn rebuild(
         .filter(|s| *s < done)
         .collect();
     for &start in &stale {
-        build_block(w, fine, coarse, start, true)?;
+        build_block(w, fine, coarse, (start, coarse.block), true)?;
     }
     if let Some(&first) = stale.first() {
         lower_start(w, coarse, first)?;
@@ -207,27 +238,30 @@ fn lower_start(w: &WriteTransaction, tier: Tier, start: u64) -> Result<(), redb:
     Ok(())
 }
 
-/// `coarse`'s block at `start`, from every point `fine` holds in it. With `keep`, the block's
+/// `coarse`'s block at `start` covering `span` seconds (a whole block of `coarse`, or the part of
+/// one that a block of `fine` covers), from every point `fine` holds in it. With `keep`, the block's
 /// points of steps `fine` holds nothing of stay (an import of one hour of an older day keeps the
 /// rest of that day); without, the block is what `fine` holds.
 fn build_block(
     w: &WriteTransaction,
     fine: Tier,
     coarse: Tier,
-    start: u64,
+    (start, span): (u64, u64),
     keep: bool,
 ) -> Result<(), redb::Error> {
     let mut per: BTreeMap<u32, Vec<(u64, Point)>> = BTreeMap::new();
     chunk::scan(
         &w.open_table(fine.table)?,
         start,
-        start + coarse.block,
+        start + span,
         |_| true,
         |_, id, bytes| {
+            // Rolled up block by block (a coarse period never spans two fine blocks): an hour
+            // of seconds is 60 points held, not 3,600 (a day of them was 43 MB for 377 series).
             if let Ok(points) = block::decode(bytes) {
                 per.entry(id)
                     .or_default()
-                    .extend(within(points, start, coarse.block));
+                    .extend(roll_up(within(points, start, span), coarse.step));
             }
         },
     )?;
@@ -237,12 +271,12 @@ fn build_block(
     } else {
         BTreeMap::new()
     };
-    for (id, mut points) in per {
-        points.sort_by_key(|(t, _)| *t);
-        let mut points = roll_up(points, coarse.step);
+    for (id, points) in per {
+        // Parts merged into their whole block are already one point a period: kept as they are.
+        let mut points = roll_up_owned(points, coarse.step);
         if let Some(old) = blocks.get(&id).and_then(|b| block::decode(b).ok()) {
             let fresh: BTreeSet<u64> = points.iter().map(|(t, _)| *t).collect();
-            points.extend(within(old, start, coarse.block).filter(|(t, _)| !fresh.contains(t)));
+            points.extend(within(old, start, span).filter(|(t, _)| !fresh.contains(t)));
             points.sort_by_key(|(t, _)| *t);
         }
         if !points.is_empty() {
@@ -257,8 +291,10 @@ fn build_block(
     chunk::put_all(&mut table, start, &blocks)
 }
 
-/// Builds `coarse`'s blocks from `fine`'s, for each whole block of `coarse` that `fine` holds
-/// up to `fine_done` (seconds) and that was not built yet.
+/// Builds `coarse`'s whole blocks, for each block of `coarse` that `fine` holds up to
+/// `fine_done` (seconds) and that was not built yet, from its parts ([`derive_parts`] built
+/// them first, up to `fine_done`): a day of minutes from its hours' minutes, not from 86,400
+/// seconds again. The parts are deleted in the same step.
 fn derive(
     w: &WriteTransaction,
     fine: Tier,
@@ -274,12 +310,57 @@ fn derive(
         },
     };
     while start + coarse.block <= fine_done {
-        build_block(w, fine, coarse, start, false)?;
+        build_block(w, coarse, coarse, (start, coarse.block), false)?;
+        // Its parts give way to it: the one at its start was just replaced.
+        w.open_table(coarse.table)?
+            .retain_in((start + 1, 0)..(start + coarse.block, 0), |_, _| false)?;
         lower_start(w, coarse, start)?;
         start += coarse.block;
         set_meta(w, &done_key, start)?;
     }
     Ok(())
+}
+
+/// Builds `coarse`'s points past its whole blocks, a block of `fine` at a time, up to
+/// `fine_done`: a day's minutes so far, hour by hour, and a week's hours so far, day by day. A
+/// read of a long range then finds the coarse tier up to where `fine` is sealed, instead of
+/// rolling up the finer one (a week's chart read an hour before midnight rolled up a day of
+/// seconds; docs/history.md#the-store). `fresh` holds the blocks of `fine` written again behind
+/// where the parts reach (an import, a clock stepped back): their parts are built again; `built`
+/// the parts already written (the minutes [`seal_rows`] rolled up from the seconds in hand).
+/// Each part is stored at its own start and gives way to the whole block when that is built
+/// ([`derive`]).
+fn derive_parts(
+    w: &WriteTransaction,
+    fine: Tier,
+    coarse: Tier,
+    fine_done: u64,
+    fresh: &BTreeSet<u64>,
+    built: &BTreeSet<u64>,
+) -> Result<(), redb::Error> {
+    let whole = meta(w, &coarse.done_key())?;
+    let part_key = coarse.part_key();
+    let mut at = match (meta(w, &part_key)?, whole) {
+        (Some(p), Some(d)) => p.max(d),
+        (Some(p), None) => p,
+        (None, Some(d)) => d,
+        (None, None) => match meta(w, &fine.start_key())? {
+            Some(from) => from - from % fine.block,
+            None => return Ok(()),
+        },
+    };
+    for &start in fresh.range(whole.unwrap_or(0)..at) {
+        build_block(w, fine, coarse, (start, fine.block), false)?;
+        lower_start(w, coarse, start)?;
+    }
+    while at + fine.block <= fine_done {
+        if !built.contains(&at) {
+            build_block(w, fine, coarse, (at, fine.block), false)?;
+            lower_start(w, coarse, at)?;
+        }
+        at += fine.block;
+    }
+    set_meta(w, &part_key, at)
 }
 
 /// Drops `tier`'s blocks that end at or before `cutoff` (seconds); returns the chunks dropped.
@@ -327,7 +408,8 @@ impl Store {
 }
 
 fn seal_in(w: &WriteTransaction, until: u64, now_s: u64) -> Result<Sealed, redb::Error> {
-    let starts = seal_rows(w, until)?;
+    let written = seal_rows(w, until)?;
+    let starts: BTreeSet<u64> = written.keys().copied().collect();
     let s1_done = meta(w, &S1.done_key())?.unwrap_or(0).max(until);
     if let Some(&first) = starts.first() {
         set_meta(w, &S1.done_key(), s1_done)?;
@@ -336,8 +418,31 @@ fn seal_in(w: &WriteTransaction, until: u64, now_s: u64) -> Result<Sealed, redb:
     // Older seconds than the minutes already built (an import): those minutes, then hours, again.
     let minutes = rebuild(w, S1, M1, &starts)?;
     rebuild(w, M1, H1, &minutes)?;
+    // The hours just sealed, in minutes, as parts of their day (unless the day is whole: an
+    // import, rebuilt above).
+    let whole = meta(w, &M1.done_key())?.unwrap_or(0);
+    let (mut parts, mut again) = (BTreeSet::new(), BTreeSet::new());
+    {
+        let mut table = w.open_table(M1.table)?;
+        for (start, minutes) in written.range(whole..) {
+            match minutes {
+                Some(blocks) => {
+                    chunk::put_all(&mut table, *start, blocks)?;
+                    parts.insert(*start);
+                }
+                None => {
+                    again.insert(*start);
+                }
+            }
+        }
+    }
+    if let Some(&first) = parts.first() {
+        lower_start(w, M1, first)?;
+    }
+    derive_parts(w, S1, M1, s1_done, &again, &parts)?;
     derive(w, S1, M1, s1_done)?;
     let m1_done = meta(w, &M1.done_key())?.unwrap_or(0);
+    derive_parts(w, M1, H1, m1_done, &minutes, &BTreeSet::new())?;
     derive(w, M1, H1, m1_done)?;
     let mut dropped = 0;
     for tier in [S1, M1, H1] {

@@ -83,8 +83,8 @@ fn a_one_second_spike_is_the_max_of_its_minute_and_its_hour_after_sealing() {
     );
     assert!(pts.iter().filter(|p| p.3 == 100.0).count() == 1);
 
-    // Minutes: read from the minute tier on the day that is built, from the seconds rolled up
-    // on the day still going (the spike's).
+    // Minutes: read from the minute tier, on the day that is built and on the day still going
+    // (the spike's: its hours so far, built hour by hour).
     let a = store
         .read(T0 * 1000, (T0 + 3600) * 1000, 60)
         .expect("reads");
@@ -94,7 +94,7 @@ fn a_one_second_spike_is_the_max_of_its_minute_and_its_hour_after_sealing() {
     let h = (T0 + 3 * 3600) * 1000;
     let a = store.read(h, h + 3_600_000, 60).expect("reads");
     assert_eq!(a.step_ms, 60_000);
-    assert!(a.tiers.iter().all(|p| p.step_ms == 1000), "{:?}", a.tiers);
+    assert!(a.tiers.iter().all(|p| p.step_ms == 60_000), "{:?}", a.tiers);
     let pts = cpu(&a);
     assert_eq!(pts.len(), 60);
     let minute = (spike - spike % 60) * 1000;
@@ -232,5 +232,139 @@ fn trimming_never_drops_seconds_not_yet_in_minutes() {
         5 * 3600,
         "every second after the built day is still there"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_days_minutes_so_far_are_built_hour_by_hour_and_give_way_to_the_whole_day() {
+    let dir = temp_dir("parts");
+    let (store, _) = Store::open(&dir).expect("opens");
+    let day0 = T0 - T0 % 86_400;
+    // 20 hours of a day, sealed each hour as the writer does, a spike in the 7th.
+    let spike = day0 + 6 * 3600 + 99;
+    for h in 0..20 {
+        fill(&store, day0 + h * 3600, 3600, spike);
+        store.seal(day0 + (h + 1) * 3600 + 9).expect("seals");
+    }
+    // The whole day so far in minutes, from the minute tier alone: no second is rolled up on
+    // the read.
+    let a = store
+        .read(day0 * 1000, (day0 + 20 * 3600) * 1000, 1200)
+        .expect("reads");
+    assert_eq!(a.step_ms, 60_000);
+    assert!(a.tiers.iter().all(|p| p.step_ms == 60_000), "{:?}", a.tiers);
+    let pts = cpu(&a).clone();
+    assert_eq!(pts.len(), 1200, "every minute of 20 hours");
+    let m = (spike - spike % 60) * 1000;
+    assert_eq!(
+        pts.iter().find(|p| p.0 == m).map(|p| (p.1, p.3)),
+        Some((10.0, 100.0)),
+        "the spike is its minute's max"
+    );
+    // The same range in hours: the week's hours so far are built day by day, so today's are
+    // rolled up from its minutes.
+    let hours = store
+        .read(day0 * 1000, (day0 + 20 * 3600) * 1000, 20)
+        .expect("reads");
+    assert_eq!(hours.step_ms, 3_600_000);
+    assert_eq!(cpu(&hours).len(), 20);
+
+    // The rest of the day and two more hours: the whole day is built, its hourly parts gone,
+    // and a read gives each minute once, as before.
+    for h in 20..26 {
+        fill(&store, day0 + h * 3600, 3600, spike);
+        store.seal(day0 + (h + 1) * 3600 + 9).expect("seals");
+    }
+    let a = store
+        .read(day0 * 1000, (day0 + 86_400) * 1000, 1440)
+        .expect("reads");
+    assert!(a.tiers.iter().all(|p| p.step_ms == 60_000), "{:?}", a.tiers);
+    let day = cpu(&a).clone();
+    assert_eq!(day.len(), 1440, "each minute once");
+    assert_eq!(
+        &day[..1200],
+        &pts[..],
+        "the parts held what the whole day holds"
+    );
+    assert!(
+        day.iter().all(|p| (p.1, p.2) == (10.0, 10.0) || p.0 == m),
+        "{:?}",
+        &day[..3]
+    );
+    // One point a minute stands for 60 samples: none counted twice.
+    let a = store
+        .read(day0 * 1000, (day0 + 86_400) * 1000, 1)
+        .expect("reads");
+    let whole = cpu(&a);
+    assert_eq!(whole.len(), 1);
+    assert!(
+        (whole[0].2 - (10.0 * 86_399.0 + 100.0) / 86_400.0).abs() < 1e-9,
+        "{whole:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn seconds_imported_into_an_hour_already_in_minutes_build_its_part_again() {
+    let dir = temp_dir("parts-import");
+    let (store, _) = Store::open(&dir).expect("opens");
+    let day0 = T0 - T0 % 86_400;
+    for h in 0..5 {
+        fill(&store, day0 + h * 3600, 3600, 0);
+        store.seal(day0 + (h + 1) * 3600 + 9).expect("seals");
+    }
+    // A spike written late into the 2nd hour (an import of a log of it).
+    let late = day0 + 3600 + 1800;
+    fill(&store, late, 1, late);
+    store.seal(day0 + 5 * 3600 + 20).expect("seals");
+    let a = store
+        .read(day0 * 1000, (day0 + 5 * 3600) * 1000, 300)
+        .expect("reads");
+    assert!(a.tiers.iter().all(|p| p.step_ms == 60_000), "{:?}", a.tiers);
+    let m = (late - late % 60) * 1000;
+    assert_eq!(
+        cpu(&a).iter().find(|p| p.0 == m).map(|p| p.3),
+        Some(100.0),
+        "the late second is in its minute"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_late_second_of_one_series_keeps_the_other_series_minutes_of_its_hour() {
+    let dir = temp_dir("parts-two");
+    let (store, _) = Store::open(&dir).expect("opens");
+    let day0 = T0 - T0 % 86_400;
+    // Two series (the host's cpu and iowait, ids 0 and 1) for three hours.
+    let mut batch = Batch {
+        items: vec![(item_key(Scope::Host, ""), 0)],
+        ..Batch::default()
+    };
+    for w in (day0..day0 + 3 * 3600).step_by(ROW_SECONDS as usize) {
+        let mut row = Vec::new();
+        for t in w..w + ROW_SECONDS {
+            push_sample(&mut row, t * 1000, &[(0, 10.0), (1, 5.0)]);
+        }
+        batch.rows.push((w, row));
+    }
+    store.commit(&batch).expect("commit");
+    store.seal(day0 + 3 * 3600 + 9).expect("seals");
+    // A late second of the cpu alone, in the 2nd hour.
+    let late = day0 + 3600 + 42;
+    fill(&store, late, 1, late);
+    store.seal(day0 + 3 * 3600 + 20).expect("seals");
+    let a = store
+        .read(day0 * 1000, (day0 + 3 * 3600) * 1000, 180)
+        .expect("reads");
+    assert!(a.tiers.iter().all(|p| p.step_ms == 60_000), "{:?}", a.tiers);
+    let iowait = &a
+        .series
+        .iter()
+        .find(|s| s.metric == "iowait_pct")
+        .expect("iowait")
+        .points;
+    assert_eq!(iowait.len(), 180, "every minute of iowait is still there");
+    let m = (late - late % 60) * 1000;
+    assert_eq!(cpu(&a).iter().find(|p| p.0 == m).map(|p| p.3), Some(100.0));
     let _ = std::fs::remove_dir_all(&dir);
 }

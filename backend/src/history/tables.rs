@@ -75,6 +75,10 @@ impl Tier {
     pub fn start_key(&self) -> String {
         format!("{}_from", self.name)
     }
+    /// Where this tier's parts of a block not yet whole reach (`seal::derive_parts`).
+    pub fn part_key(&self) -> String {
+        format!("{}_part", self.name)
+    }
 }
 
 /// The key of an item in [`ITEMS`].

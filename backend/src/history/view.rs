@@ -25,7 +25,7 @@ impl History {
         only: Option<&[(shared::series::Scope, String)]>,
         viewer: Viewer,
     ) -> Result<Answer, StoreError> {
-        let mut answer = self.read_only(from_ms, to_ms, points, only)?;
+        let mut answer = self.read_only(from_ms, to_ms, points, only, viewer.findings)?;
         if !viewer.show_users {
             without_jobs(&mut answer);
         }

@@ -82,11 +82,23 @@ pub(super) async fn history(
         admin,
         findings: p.findings,
     };
-    let read = move || history.answer_for(from, to, points, only.as_deref(), viewer);
+    // Read and written as JSON off the async workers: a week's answer is megabytes.
+    let read = move || {
+        history
+            .answer_for(from, to, points, only.as_deref(), viewer)
+            .map(|answer| serde_json::to_vec(&answer))
+    };
     match tokio::task::spawn_blocking(read).await {
-        Ok(Ok(answer)) => Json(answer).into_response(),
+        Ok(Ok(Ok(body))) => (
+            [(
+                axum::http::header::CONTENT_TYPE,
+                axum::http::HeaderValue::from_static("application/json"),
+            )],
+            body,
+        )
+            .into_response(),
         Ok(Err(e)) => read_failed(&e),
-        Err(_) => error_response(
+        Ok(Ok(Err(_))) | Err(_) => error_response(
             StatusCode::INTERNAL_SERVER_ERROR,
             ApiCode::Unavailable,
             "the history read failed",
