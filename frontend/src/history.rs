@@ -21,7 +21,8 @@ pub const RANGES: [(&str, u64); 5] = [
 
 /// Points asked per series at most: about one per pixel of a wide chart.
 pub const POINTS: usize = 1200;
-/// Points asked at least, however narrow the charts.
+/// Points asked at least, however narrow the charts (but for a range asked in hours, which has
+/// one a hour).
 pub const MIN_POINTS: usize = 200;
 
 /// Points asked for a range of `span_ms` whose charts are `pixels` wide (device pixels of a plot;

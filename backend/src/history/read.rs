@@ -51,10 +51,13 @@ fn plan(
     // Each tier holds [from, done), its parts of a block not yet whole included; the rows hold
     // everything after the 1 s tier's done.
     let mut spans = Vec::new();
+    // A tier's parts never reach past the whole blocks of the finer one they are built from (a
+    // damaged or hand-made key must not hide newer data).
+    let mut finer_done = u64::MAX;
     for tier in TIERS {
-        let done = meta(r, &tier.done_key())?
-            .unwrap_or(0)
-            .max(meta(r, &tier.part_key())?.unwrap_or(0));
+        let whole = meta(r, &tier.done_key())?.unwrap_or(0);
+        let done = whole.max(meta(r, &tier.part_key())?.unwrap_or(0).min(finer_done));
+        finer_done = whole;
         let start = meta(r, &tier.start_key())?.unwrap_or(done);
         spans.push((Source::Tier(tier), start, done));
     }
@@ -284,7 +287,7 @@ fn read_in(
                 unit: metric.unit,
                 points: roll_up(pts, width)
                     .into_iter()
-                    .map(|(t, p)| (t * 1000, p.min, p.mean, p.max))
+                    .map(|(t, p)| (t.saturating_mul(1000), p.min, p.mean, p.max))
                     .collect(),
             });
         }
@@ -297,8 +300,8 @@ fn read_in(
         tiers: parts
             .iter()
             .map(|&(s, a, b)| Piece {
-                from_ms: a * 1000,
-                to_ms: b.min(to) * 1000,
+                from_ms: a.saturating_mul(1000),
+                to_ms: b.min(to).saturating_mul(1000),
                 step_ms: s.step() * 1000,
             })
             .collect(),
@@ -350,7 +353,6 @@ fn users_in(r: &ReadTransaction, from_ms: u64, to_ms: u64) -> Result<Vec<String>
     Ok(users)
 }
 
-/// The segments that overlap `[from_ms, to_ms)`.
 /// A segment without its findings, read without building them.
 #[derive(serde::Deserialize)]
 struct SegmentHead {
@@ -360,6 +362,7 @@ struct SegmentHead {
     severity: shared::diagnosis::Severity,
 }
 
+/// The segments that overlap `[from_ms, to_ms)`, with their findings where `findings`.
 fn segments(
     r: &ReadTransaction,
     from_ms: u64,

@@ -140,7 +140,9 @@ fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<Written, redb::Error>
                 });
                 (
                     block::encode_singles(&times, &values),
-                    block::encode(&roll_up(singles, M1.step)),
+                    minutes
+                        .is_some()
+                        .then(|| block::encode(&roll_up(singles, M1.step))),
                 )
             } else {
                 let mut points: Vec<(u64, Point)> = times
@@ -160,21 +162,29 @@ fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<Written, redb::Error>
                 let points = roll_up_owned(points, 1);
                 (
                     block::encode(&points),
-                    block::encode(&roll_up(points.iter().copied(), M1.step)),
+                    minutes
+                        .is_some()
+                        .then(|| block::encode(&roll_up(points.iter().copied(), M1.step))),
                 )
             };
-            match (bytes, part) {
-                (Ok(bytes), Ok(part)) => {
+            match bytes {
+                Ok(bytes) => {
                     blocks.insert(id, bytes);
-                    if let Some(m) = &mut minutes {
-                        m.insert(id, part);
-                    }
                 }
                 // One series that cannot be kept must not stop the seal (and with it retention
                 // and the size cap) for every other.
-                (Err(e), _) | (_, Err(e)) => {
+                Err(e) => {
                     tracing::warn!(id, start, error = %e, "history: a block left out");
+                    continue;
                 }
+            }
+            match (part, &mut minutes) {
+                (Some(Ok(part)), Some(m)) => {
+                    m.insert(id, part);
+                }
+                // The hour's part is then built from its stored block.
+                (Some(Err(_)), _) => minutes = None,
+                _ => {}
             }
         }
         chunk::put_all(&mut table, start, &blocks)?;
@@ -259,9 +269,15 @@ fn build_block(
             // Rolled up block by block (a coarse period never spans two fine blocks): an hour
             // of seconds is 60 points held, not 3,600 (a day of them was 43 MB for 377 series).
             if let Ok(points) = block::decode(bytes) {
-                per.entry(id)
-                    .or_default()
-                    .extend(roll_up(within(points, start, span), coarse.step));
+                let points = within(points, start, span);
+                let into = per.entry(id).or_default();
+                if fine.step == coarse.step {
+                    // Parts merged: their points as they are (a roll-up of one point can move
+                    // its mean by an ulp).
+                    into.extend(points);
+                } else {
+                    into.extend(roll_up(points, coarse.step));
+                }
             }
         },
     )?;
@@ -294,22 +310,27 @@ fn build_block(
 /// Builds `coarse`'s whole blocks, for each block of `coarse` that `fine` holds up to
 /// `fine_done` (seconds) and that was not built yet, from its parts ([`derive_parts`] built
 /// them first, up to `fine_done`): a day of minutes from its hours' minutes, not from 86,400
-/// seconds again. The parts are deleted in the same step.
+/// seconds again. The parts are deleted in the same step. Returns the starts built.
 fn derive(
     w: &WriteTransaction,
     fine: Tier,
     coarse: Tier,
     fine_done: u64,
-) -> Result<(), redb::Error> {
+) -> Result<BTreeSet<u64>, redb::Error> {
     let done_key = coarse.done_key();
+    let mut built = BTreeSet::new();
     let mut start = match meta(w, &done_key)? {
         Some(s) => s,
         None => match meta(w, &fine.start_key())? {
             Some(from) => from - from % coarse.block,
-            None => return Ok(()),
+            None => return Ok(built),
         },
     };
-    while start + coarse.block <= fine_done {
+    while start
+        .checked_add(coarse.block)
+        .is_some_and(|end| end <= fine_done)
+    {
+        built.insert(start);
         build_block(w, coarse, coarse, (start, coarse.block), false)?;
         // Its parts give way to it: the one at its start was just replaced.
         w.open_table(coarse.table)?
@@ -318,7 +339,7 @@ fn derive(
         start += coarse.block;
         set_meta(w, &done_key, start)?;
     }
-    Ok(())
+    Ok(built)
 }
 
 /// Builds `coarse`'s points past its whole blocks, a block of `fine` at a time, up to
@@ -353,7 +374,10 @@ fn derive_parts(
         build_block(w, fine, coarse, (start, fine.block), false)?;
         lower_start(w, coarse, start)?;
     }
-    while at + fine.block <= fine_done {
+    while at
+        .checked_add(fine.block)
+        .is_some_and(|end| end <= fine_done)
+    {
         if !built.contains(&at) {
             build_block(w, fine, coarse, (at, fine.block), false)?;
             lower_start(w, coarse, at)?;
@@ -440,9 +464,12 @@ fn seal_in(w: &WriteTransaction, until: u64, now_s: u64) -> Result<Sealed, redb:
         lower_start(w, M1, first)?;
     }
     derive_parts(w, S1, M1, s1_done, &again, &parts)?;
-    derive(w, S1, M1, s1_done)?;
+    let days = derive(w, S1, M1, s1_done)?;
     let m1_done = meta(w, &M1.done_key())?.unwrap_or(0);
-    derive_parts(w, M1, H1, m1_done, &minutes, &BTreeSet::new())?;
+    // Days made whole behind where the week's parts reach (an import older than the store's
+    // first day) get their hours too, as days rebuilt do.
+    let days: BTreeSet<u64> = minutes.union(&days).copied().collect();
+    derive_parts(w, M1, H1, m1_done, &days, &BTreeSet::new())?;
     derive(w, M1, H1, m1_done)?;
     let mut dropped = 0;
     for tier in [S1, M1, H1] {

@@ -368,3 +368,31 @@ fn a_late_second_of_one_series_keeps_the_other_series_minutes_of_its_hour() {
     assert_eq!(cpu(&a).iter().find(|p| p.0 == m).map(|p| p.3), Some(100.0));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_hour_imported_days_before_a_young_stores_first_day_shows_in_hours() {
+    let dir = temp_dir("parts-young");
+    let (store, _) = Store::open(&dir).expect("opens");
+    let day0 = T0 - T0 % 86_400;
+    // A store three hours old: no day closed yet.
+    for h in 0..3 {
+        fill(&store, day0 + h * 3600, 3600, 0);
+        store.seal(day0 + (h + 1) * 3600 + 9).expect("seals");
+    }
+    // An hour of an older log imported, three days earlier, with a spike.
+    let old = day0 - 3 * 86_400 + 5 * 3600;
+    fill(&store, old, 3600, old + 77);
+    store.seal(day0 + 3 * 3600 + 20).expect("seals");
+    // Read in hours: the old hour is there, its spike its max.
+    let a = store
+        .read((day0 - 3 * 86_400) * 1000, day0 * 1000, 72)
+        .expect("reads");
+    assert_eq!(a.step_ms, 3_600_000, "{:?}", a.tiers);
+    assert_eq!(
+        cpu(&a).iter().find(|p| p.0 == old * 1000).map(|p| p.3),
+        Some(100.0),
+        "{:?}",
+        a.tiers
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,7 +8,8 @@ use redb::TableDefinition;
 pub const FORMAT: u64 = 2;
 
 /// `format`, and how far each tier is built (`s1_done`, `m1_done`, `h1_done`: the end, in
-/// seconds, of what its blocks hold; `*_from`: the start of its oldest block kept).
+/// seconds, of what its whole blocks hold; `m1_part`, `h1_part`: how far the parts of the block
+/// not yet whole reach; `*_from`: the start of its oldest block kept).
 pub const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 /// `["scope","item"]` (JSON) to the id of its first metric; metric `i` is id `base + i`.
 pub const ITEMS: TableDefinition<&str, u32> = TableDefinition::new("items");
@@ -29,7 +30,8 @@ pub struct Tier {
     pub name: &'static str,
     /// Seconds a point covers.
     pub step: u64,
-    /// Seconds a block covers (blocks start at multiples of it).
+    /// Seconds a block covers (whole blocks start at multiples of it; the parts of one not yet
+    /// whole start at the finer tier's blocks).
     pub block: u64,
     /// Seconds it is kept at least.
     pub keep: u64,

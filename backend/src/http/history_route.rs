@@ -98,7 +98,15 @@ pub(super) async fn history(
         )
             .into_response(),
         Ok(Err(e)) => read_failed(&e),
-        Ok(Ok(Err(_))) | Err(_) => error_response(
+        Ok(Ok(Err(e))) => {
+            tracing::warn!(error = %e, "history: an answer could not be written as JSON");
+            error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ApiCode::Unavailable,
+                "the history read failed",
+            )
+        }
+        Err(_) => error_response(
             StatusCode::INTERNAL_SERVER_ERROR,
             ApiCode::Unavailable,
             "the history read failed",
