@@ -346,7 +346,7 @@ fn derive(
 /// `fine_done`: a day's minutes so far, hour by hour, and a week's hours so far, day by day. A
 /// read of a long range then finds the coarse tier up to where `fine` is sealed, instead of
 /// rolling up the finer one (a week's chart read an hour before midnight rolled up a day of
-/// seconds; docs/history.md#the-store). `fresh` holds the blocks of `fine` written again behind
+/// seconds; docs/history.md#durable). `fresh` holds the blocks of `fine` written again behind
 /// where the parts reach (an import, a clock stepped back): their parts are built again; `built`
 /// the parts already written (the minutes [`seal_rows`] rolled up from the seconds in hand).
 /// Each part is stored at its own start and gives way to the whole block when that is built
