@@ -129,15 +129,7 @@ fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<Written, redb::Error>
             let old = blocks.get(&id).and_then(|b| block::decode(b).ok());
             let (bytes, part) = if old.is_none() && times.windows(2).all(|w| w[0] < w[1]) {
                 // The common case: one sample a second, nothing stored before.
-                let singles = times.iter().zip(&values).map(|(&t, &v)| {
-                    let p = Point {
-                        min: v,
-                        mean: v,
-                        max: v,
-                        samples: 1,
-                    };
-                    (t, p)
-                });
+                let singles = times.iter().zip(&values).map(|(&t, &v)| single(t, v));
                 (
                     block::encode_singles(&times, &values),
                     minutes
@@ -148,15 +140,7 @@ fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<Written, redb::Error>
                 let mut points: Vec<(u64, Point)> = times
                     .into_iter()
                     .zip(values)
-                    .map(|(t, v)| {
-                        let p = Point {
-                            min: v,
-                            mean: v,
-                            max: v,
-                            samples: 1,
-                        };
-                        (t, p)
-                    })
+                    .map(|(t, v)| single(t, v))
                     .collect();
                 points.extend(within(old.into_iter().flatten(), start, S1.block));
                 let points = roll_up_owned(points, 1);
@@ -191,6 +175,17 @@ fn seal_rows(w: &WriteTransaction, until_s: u64) -> Result<Written, redb::Error>
         written.insert(start, minutes);
     }
     Ok(written)
+}
+
+/// One sample `v` at second `t`, as a point.
+fn single(t: u64, v: f64) -> (u64, Point) {
+    let p = Point {
+        min: v,
+        mean: v,
+        max: v,
+        samples: 1,
+    };
+    (t, p)
 }
 
 /// The points of `points` inside the block `[start, start + span)` (a damaged block may hold
