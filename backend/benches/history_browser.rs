@@ -22,19 +22,21 @@ use vramio_bin::{Server, TempDir};
 
 /// Clicks the range button `which` and waits until its answer is drawn (the tests' measure);
 /// past 25 s, says what the page shows. Also returns how long the answer's request took, from
-/// the browser's Resource Timing (sent to its last byte received).
-async fn show(c: &Client, which: &str) -> (f64, f64) {
+/// the browser's Resource Timing: `[sent to last byte, sent to first byte, bytes on the wire,
+/// bytes of JSON]`.
+async fn show(c: &Client, which: &str) -> (f64, [f64; 4]) {
     if let Some(ms) = browser_kit::click_range_to_drawn(c, which).await {
         let fetch = c
             .execute(
                 "const e = performance.getEntriesByType('resource').filter(e => e.name.includes('/api/history?')).pop(); \
-                 performance.clearResourceTimings(); return e ? e.responseEnd - e.startTime : -1;",
+                 performance.clearResourceTimings(); \
+                 return e ? [e.responseEnd - e.startTime, e.responseStart - e.startTime, e.encodedBodySize, e.decodedBodySize] : [];",
                 vec![],
             )
             .await
             .ok()
-            .and_then(|v| v.as_f64())
-            .unwrap_or(-1.0);
+            .and_then(|v| serde_json::from_value::<[f64; 4]>(v).ok())
+            .unwrap_or([-1.0; 4]);
         return (ms, fetch);
     }
     let said = c
@@ -100,15 +102,23 @@ async fn main() {
             live(&c).await;
         }
         ms.sort_by(f64::total_cmp);
-        fetch.sort_by(f64::total_cmp);
+        let median = |i: usize| {
+            let mut v: Vec<f64> = fetch.iter().map(|f: &[f64; 4]| f[i]).collect();
+            v.sort_by(f64::total_cmp);
+            v[2]
+        };
         println!(
-            "  {which}: median {:.0} ms (of 5: {}); the answer's request {:.0} ms of it",
+            "  {which}: median {:.0} ms (of 5: {}); the answer's request {:.0} ms of it \
+             ({:.0} ms to its first byte; {:.0} KB on the wire for {:.0} KB of JSON)",
             ms[2],
             ms.iter()
                 .map(|m| format!("{m:.0}"))
                 .collect::<Vec<_>>()
                 .join(", "),
-            fetch[2]
+            median(0),
+            median(1),
+            median(2) / 1e3,
+            median(3) / 1e3,
         );
     }
     c.close().await.expect("close");

@@ -75,8 +75,9 @@ pub fn app(state: AppState) -> Router<()> {
         ))
         .with_state(state)
         // The API's JSON is compressed as it goes; the page's files were compressed at build.
-        // Brotli 4: a week's chart answer (4.1 MB of JSON) in 69 ms to 782 KB, where the default
-        // took 141 ms to 781 KB (docs/performance.md#history).
+        // Level 4: zstd for browsers that take it (Chromium, Firefox) wrote a week's chart answer
+        // (3.9 MB of JSON) in about 13 ms to 778 KB, where brotli 4 took 60 to 100 ms to 728 KB;
+        // brotli stays for the others, then gzip (docs/performance.md#history).
         .layer(
             CompressionLayer::new()
                 .quality(tower_http::CompressionLevel::Precise(4))
