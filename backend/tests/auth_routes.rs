@@ -27,6 +27,8 @@ struct Fixture {
     active: (String, String),
     expired: (String, String),
     revoked: (String, String),
+    /// An active link made `--live-only`.
+    live: (String, String),
     _dir: TempDir,
 }
 
@@ -51,7 +53,7 @@ fn fixture() -> Fixture {
     let shares = Shares::open(dir);
     let now = now_ms();
     let base = "http://127.0.0.1:7575";
-    let mk = |at: u64, secs: u64| {
+    let mk_with = |at: u64, secs: u64, live_only: bool| {
         split(
             &shares
                 .create(
@@ -60,6 +62,7 @@ fn fixture() -> Fixture {
                         label: Some("t".into()),
                         show_users: false,
                         host: None,
+                        live_only,
                     },
                     at,
                     base,
@@ -68,6 +71,8 @@ fn fixture() -> Fixture {
                 .url,
         )
     };
+    let mk = |at: u64, secs: u64| mk_with(at, secs, false);
+    let live = mk_with(now, 3600, true);
     let active = mk(now, 3600);
     let expired = mk(now - 10_000, 1);
     let revoked = mk(now, 3600);
@@ -91,6 +96,7 @@ fn fixture() -> Fixture {
         active,
         expired,
         revoked,
+        live,
         _dir: TempDir(root),
     }
 }
@@ -105,6 +111,9 @@ enum Cred {
     ShareCookie,
     ExpiredShare,
     RevokedShare,
+    /// Not in [`CREDS`]: the table's routes answer it as [`Cred::ShareCookie`] but for the
+    /// history.
+    LiveOnlyShare,
 }
 
 const CREDS: [Cred; 8] = [
@@ -139,7 +148,11 @@ async fn send(
     // A browser sends Origin with every request but a plain GET; scripts send none.
     let browser = matches!(
         cred,
-        Cred::AdminCookie | Cred::ShareCookie | Cred::ExpiredShare | Cred::RevokedShare
+        Cred::AdminCookie
+            | Cred::ShareCookie
+            | Cred::ExpiredShare
+            | Cred::RevokedShare
+            | Cred::LiveOnlyShare
     );
     if browser && (method != Method::GET || path.starts_with("/ws")) {
         req = req.header(header::ORIGIN, ORIGIN);
@@ -159,6 +172,7 @@ async fn send(
         Cred::ShareCookie => req.header(header::COOKIE, cookie(&f.active)),
         Cred::ExpiredShare => req.header(header::COOKIE, cookie(&f.expired)),
         Cred::RevokedShare => req.header(header::COOKIE, cookie(&f.revoked)),
+        Cred::LiveOnlyShare => req.header(header::COOKIE, cookie(&f.live)),
         Cred::None | Cred::QueryToken => req,
     };
     if body.is_some() {
@@ -333,6 +347,79 @@ async fn a_viewer_sees_no_user_names_and_the_session_says_viewer() {
     let (_, body, _) = send(&f, Method::GET, "/api/session", Cred::Bearer, None).await;
     let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
     assert_eq!(v["role"], "admin");
+}
+
+/// A link made `--live-only` sees the live page and is told so, but every history route refuses
+/// it by name (403), where a plain link gets as far as "no history here" (404: this server keeps
+/// none).
+#[tokio::test]
+async fn a_live_only_link_gets_the_live_page_and_no_history() {
+    let f = fixture();
+    let (status, body, _) = send(&f, Method::GET, "/api/session", Cred::LiveOnlyShare, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(v["role"], "viewer");
+    assert_eq!(v["live_only"], true);
+    let (_, body, _) = send(&f, Method::GET, "/api/session", Cred::ShareCookie, None).await;
+    let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+    assert!(v.get("live_only").is_none(), "absent for a plain link: {v}");
+    let (status, _, _) = send(&f, Method::GET, "/api/snapshot", Cred::LiveOnlyShare, None).await;
+    assert_eq!(status, StatusCode::OK, "the live snapshot");
+    for path in [
+        "/api/history?from_ms=1&to_ms=2",
+        "/api/history/moment?t_ms=5",
+        "/api/history/export?from_ms=1&to_ms=2&format=csv",
+    ] {
+        let (status, body, _) = send(&f, Method::GET, path, Cred::LiveOnlyShare, None).await;
+        let text = String::from_utf8_lossy(&body);
+        assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {text}");
+        assert!(text.contains("live data only"), "{path}: {text}");
+    }
+    let (status, _, _) = send(
+        &f,
+        Method::GET,
+        "/api/history?from_ms=1&to_ms=2",
+        Cred::ShareCookie,
+        None,
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "a plain link reaches the history"
+    );
+
+    // With a store here: the plain link reads it, and is refused only the export (it hides user
+    // names, which frames hold); the live-only link still gets nothing.
+    let mut f = f;
+    let store = f._dir.0.join("history");
+    let (history, sink) =
+        vramio::history::History::open(&store, vramio::history::DEFAULT_MAX_BYTES).expect("opens");
+    f.state.history = Some(history.clone());
+    let (status, body, _) = send(
+        &f,
+        Method::GET,
+        "/api/history?from_ms=1&to_ms=2",
+        Cred::ShareCookie,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    let export = "/api/history/export?from_ms=1&to_ms=2&format=csv";
+    let (status, body, _) = send(&f, Method::GET, export, Cred::ShareCookie, None).await;
+    let text = String::from_utf8_lossy(&body);
+    assert_eq!(status, StatusCode::FORBIDDEN, "{text}");
+    assert!(text.contains("hides user names"), "{text}");
+    let (status, _, _) = send(&f, Method::GET, export, Cred::Bearer, None).await;
+    assert_eq!(status, StatusCode::OK, "the admin exports");
+    for path in ["/api/history?from_ms=1&to_ms=2", export] {
+        let (status, body, _) = send(&f, Method::GET, path, Cred::LiveOnlyShare, None).await;
+        let text = String::from_utf8_lossy(&body);
+        assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {text}");
+        assert!(text.contains("live data only"), "{path}: {text}");
+    }
+    drop(sink);
+    history.close();
 }
 
 #[tokio::test]

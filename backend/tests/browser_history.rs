@@ -3,7 +3,7 @@
 //! after a restart. The admin switches the charts to 6 h (bands and the verdict timeline show,
 //! in two colours), to 24 h and 7 d, zooms by dragging, rewinds to the pressure by a click on
 //! the timeline (the banner turns to it and the bar says when), and goes back to live. A share
-//! viewer sees the history too.
+//! viewer sees the history too; one whose link is live only gets none of it.
 
 #[path = "common/browser_kit.rs"]
 mod browser_kit;
@@ -207,4 +207,37 @@ async fn ranges_zoom_rewind_and_back_to_live_and_a_share_viewer_sees_history() {
         count(&viewer, r#"[data-testid="history-timeline"] .replay-seg"#).await >= 2,
         "the viewer's timeline"
     );
+
+    // A link made live only: the live charts and no way into the stored history, which the
+    // server refuses it too.
+    let made = vramio_bin::run(&[
+        "share",
+        "create",
+        "--live-only",
+        "--state-dir",
+        &state.to_string_lossy(),
+    ]);
+    assert!(made.ok(), "share create --live-only: {made:?}");
+    let link = made.last_line().to_owned();
+    let live = browser_profile(driver_port, "live-only").await;
+    live.goto(&link).await.expect("open the live-only link");
+    let note = wait_for(Duration::from_secs(20), "the live-only note", || async {
+        text(&live, r#"[data-testid="live-only"]"#).await
+    })
+    .await;
+    assert!(note.contains("live data only"), "{note}");
+    let badge = text(&live, "#viewer-badge").await.unwrap_or_default();
+    assert!(badge.contains("live only"), "{badge}");
+    assert_eq!(count(&live, r#"[data-testid="range-6h"]"#).await, 0);
+    assert!(count(&live, ".plot").await > 0, "the live charts");
+    let status = live
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; \
+             fetch('/api/history?from_ms=1&to_ms=2').then(r => done(r.status), () => done(0));",
+            vec![],
+        )
+        .await
+        .expect("a fetch");
+    assert_eq!(status.as_u64(), Some(403), "the server refuses it");
+    live.close().await.expect("close");
 }

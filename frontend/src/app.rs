@@ -137,7 +137,7 @@ fn Dashboard(session: SessionInfo) -> impl IntoView {
     provide_context(store);
     provide_context(session.clone());
     provide_context(crate::views::status::Replaying(RwSignal::new(false)));
-    let history = crate::history::History::new();
+    let history = crate::history::History::new(!session.live_only);
     provide_context(history);
     let route = use_route();
     let routed_host = move || route.with(|r| r.host().map(str::to_owned));

@@ -36,10 +36,10 @@ pub fn Chart(
     #[prop(optional, into)]
     span: Option<Signal<Option<(u64, u64)>>>,
     /// Dragging across the plot asks for that stretch (zoom).
-    #[prop(optional)]
+    #[prop(default = None)]
     on_zoom: Option<Callback<(u64, u64)>>,
     /// A click on the plot asks for that moment (rewind).
-    #[prop(optional)]
+    #[prop(default = None)]
     on_pick: Option<Callback<u64>>,
 ) -> impl IntoView {
     let span = move || span.and_then(|s| s.get());

@@ -136,6 +136,9 @@ pub struct History {
     pub loading: RwSignal<bool>,
     /// The job whose whole run is shown, with its own series beside the charts.
     pub job: RwSignal<Option<JobRun>>,
+    /// Whether this page may read the stored history: not for a share link made live only
+    /// (the server refuses it too; the page then offers none of it).
+    pub stored: bool,
     /// Bumped by each request, so a late answer to an older one is dropped.
     asked: StoredValue<u64>,
 }
@@ -145,8 +148,9 @@ pub fn now_ms() -> u64 {
 }
 
 impl History {
-    pub fn new() -> Self {
+    pub fn new(stored: bool) -> Self {
         History {
+            stored,
             range: RwSignal::new(Range::Live),
             span: RwSignal::new(None),
             answer: RwSignal::new(None),
@@ -273,7 +277,7 @@ async fn find_run(
 
 impl Default for History {
     fn default() -> Self {
-        History::new()
+        History::new(true)
     }
 }
 

@@ -37,6 +37,14 @@ pub struct SessionInfo {
     /// For a viewer of a hub's link made for one host: that host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// For a viewer whose link shows live data only: no stored history (no ranges, rewinds,
+    /// exports or whole runs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub live_only: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// `POST /api/claim`: the page trades a link's secret (from the URL fragment) for a view cookie.
@@ -62,6 +70,9 @@ pub struct CreateShare {
     /// On a hub: the one host the link shows (every host when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// Whether the viewer sees live data only: none of the stored history.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub live_only: bool,
 }
 
 /// One active share link as the admin API shows it (`GET /api/shares`, and the answer to a
@@ -77,6 +88,9 @@ pub struct ShareInfo {
     /// The one host the link shows, on a hub (every host when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// Whether the link shows live data only.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub live_only: bool,
     /// `BASE/s/<id>#<secret>`.
     pub url: String,
 }
@@ -159,10 +173,21 @@ mod tests {
             expires_ms: None,
             label: None,
             host: None,
+            live_only: false,
         };
         assert_eq!(
             serde_json::to_string(&admin).unwrap_or_default(),
             r#"{"role":"admin","show_users":true}"#
+        );
+        let live = SessionInfo {
+            role: Role::Viewer,
+            show_users: false,
+            live_only: true,
+            ..admin
+        };
+        assert_eq!(
+            serde_json::to_string(&live).unwrap_or_default(),
+            r#"{"role":"viewer","show_users":false,"live_only":true}"#
         );
     }
 }

@@ -1,6 +1,7 @@
-//! Read-only share links (docs/security.md#1-the-model-in-short): records `{id, label, show_users, created, expires}`
-//! HMAC-SHA256-signed with a key of the state directory (`share-key`) and written atomically to
-//! `shares.json`, so links survive restarts and an edited record is caught.
+//! Read-only share links (docs/security.md#1-the-model-in-short): records `{id, label,
+//! show_users, created, expires, host, live_only}` HMAC-SHA256-signed with a key of the state
+//! directory (`share-key`) and written atomically to `shares.json`, so links survive restarts and
+//! an edited record is caught.
 //!
 //! A link is `BASE/s/<id>#<secret>`, where the secret is the HMAC of the id: nothing secret is
 //! stored, the admin list can still copy a link, and rotating the key ([`Shares::rotate`]) ends every
@@ -39,6 +40,8 @@ pub struct Grant {
     pub expires_ms: u64,
     /// The one host the link shows (every host when `None`).
     pub host: Option<String>,
+    /// Live data only: the stored history is refused.
+    pub live_only: bool,
 }
 
 /// Where a link stands.
@@ -197,6 +200,7 @@ impl Shares {
             created_ms: now_ms,
             expires_ms: now_ms.saturating_add(secs.saturating_mul(1000)),
             host: req.host.clone(),
+            live_only: req.live_only,
             sig: String::new(),
         };
         record.sig = key.sign(&record);
@@ -334,6 +338,7 @@ fn standing(r: &Record, now_ms: u64) -> Standing {
         show_users: r.show_users,
         expires_ms: r.expires_ms,
         host: r.host.clone(),
+        live_only: r.live_only,
     })
 }
 
@@ -345,6 +350,7 @@ fn info(key: &Key, r: &Record, base: &str) -> ShareInfo {
         created_ms: r.created_ms,
         expires_ms: r.expires_ms,
         host: r.host.clone(),
+        live_only: r.live_only,
         url: format!("{base}/s/{}#{}", r.id, key.secret(&r.id)),
     }
 }

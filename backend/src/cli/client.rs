@@ -87,6 +87,7 @@ async fn share_async(cmd: &ShareCommand, token: &Token, server: &ServerFile) -> 
             label,
             show_users,
             host,
+            live_only,
             ..
         } => {
             let body = serde_json::to_string(&CreateShare {
@@ -94,12 +95,13 @@ async fn share_async(cmd: &ShareCommand, token: &Token, server: &ServerFile) -> 
                 label: label.clone(),
                 show_users: *show_users,
                 host: host.clone(),
+                live_only: *live_only,
             })?;
             let (status, text) =
                 call(server, token, Method::POST, "/api/shares", Some(body)).await?;
             let info: ShareInfo = expect(status, StatusCode::CREATED, &text)?;
             println!(
-                "read-only link {}{}, expires in {}{}:",
+                "read-only link {}{}, expires in {}{}{}:",
                 info.id,
                 info.label
                     .as_deref()
@@ -108,6 +110,11 @@ async fn share_async(cmd: &ShareCommand, token: &Token, server: &ServerFile) -> 
                 humantime::format_duration(Duration::from_secs(expires.as_secs())),
                 if info.show_users {
                     ", shows user names"
+                } else {
+                    ""
+                },
+                if info.live_only {
+                    ", live data only"
                 } else {
                     ""
                 }
@@ -124,10 +131,11 @@ async fn share_async(cmd: &ShareCommand, token: &Token, server: &ServerFile) -> 
             for s in list.shares {
                 let left = Duration::from_secs(s.expires_ms.saturating_sub(now) / 1000);
                 println!(
-                    "{}  expires in {:<12} {:<10} {}\n    {}",
+                    "{}  expires in {:<12} {:<10} {:<10} {}\n    {}",
                     s.id,
                     humantime::format_duration(left).to_string(),
                     if s.show_users { "users" } else { "no users" },
+                    if s.live_only { "live only" } else { "history" },
                     s.label.unwrap_or_default(),
                     s.url
                 );

@@ -45,6 +45,15 @@ impl Access {
             Access::Scrape => false,
         }
     }
+
+    /// Whether it may read the stored history (a share link made `--live-only` may not).
+    pub fn sees_history(&self) -> bool {
+        match self {
+            Access::Admin => true,
+            Access::Viewer(g) => !g.live_only,
+            Access::Scrape => false,
+        }
+    }
 }
 
 /// The request's [`Access`], put in its extensions by [`guard`]; `None` without credentials.

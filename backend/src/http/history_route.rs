@@ -137,8 +137,15 @@ enum Where {
 }
 
 /// Where the history of `host` is (this server's own host when absent), if the credential may
-/// see that host.
+/// see that host and its history.
 fn find(state: &AppState, granted: &Granted, host: Option<String>) -> Result<Where, Box<Response>> {
+    if granted.0.as_ref().is_some_and(|a| !a.sees_history()) {
+        return Err(Box::new(error_response(
+            StatusCode::FORBIDDEN,
+            ApiCode::Forbidden,
+            "this share link shows live data only, not the stored history; ask for a link made without --live-only",
+        )));
+    }
     let local = state.fleet.hubs().first().map(|h| h.host().to_owned());
     let host = host.or(local);
     let scoped = scoped_host(granted);
@@ -338,13 +345,7 @@ pub(super) async fn export(
             "from_ms must be before to_ms, at most 400 days apart",
         );
     }
-    if !granted.0.as_ref().is_some_and(Access::show_users) && state.auth.enabled() {
-        return error_response(
-            StatusCode::FORBIDDEN,
-            ApiCode::Forbidden,
-            "this link hides user names, which an export holds; ask for a link that shows them",
-        );
-    }
+    // Which history first (a link that shows live data only is refused there, by name).
     let history = match find(&state, &granted, p.host) {
         Ok(Where::Local(h)) => h,
         Ok(Where::Peer(feed)) => {
@@ -359,6 +360,13 @@ pub(super) async fn export(
         }
         Err(resp) => return *resp,
     };
+    if !granted.0.as_ref().is_some_and(Access::show_users) && state.auth.enabled() {
+        return error_response(
+            StatusCode::FORBIDDEN,
+            ApiCode::Forbidden,
+            "this link hides user names, which an export holds; ask for a link that shows them",
+        );
+    }
     let (from, to, format) = (p.from_ms, p.to_ms, p.format);
     match tokio::task::spawn_blocking(move || history.export(from, to, format)).await {
         Ok(Ok(body)) => {

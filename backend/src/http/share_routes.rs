@@ -98,6 +98,7 @@ pub async fn session(axum::Extension(granted): axum::Extension<Granted>) -> Resp
             expires_ms: None,
             label: None,
             host: None,
+            live_only: false,
         },
         Some(Access::Viewer(g)) => SessionInfo {
             role: Role::Viewer,
@@ -105,6 +106,7 @@ pub async fn session(axum::Extension(granted): axum::Extension<Granted>) -> Resp
             expires_ms: Some(g.expires_ms),
             label: g.label,
             host: g.host,
+            live_only: g.live_only,
         },
     };
     Json(info).into_response()

@@ -103,6 +103,9 @@ pub(super) async fn ws(
                                             history,
                                             thresholds: state.thresholds.clone(),
                                             admin: lease.is_none(),
+                                            live_only: lease
+                                                .as_ref()
+                                                .is_some_and(|l| l.grant.live_only),
                                         }
                                     });
                                 let params = SessionParams {

@@ -55,10 +55,13 @@ pub fn ShareEnded(end: ShareEnd) -> impl IntoView {
     }
 }
 
-/// The badge's words: `read-only view · LABEL · expires in 23 h`.
+/// The badge's words: `read-only view · LABEL · live only · expires in 23 h`.
 pub fn viewer_text(session: &SessionInfo, now_ms: f64) -> String {
     let mut parts = vec!["read-only view".to_owned()];
     parts.extend(session.label.clone().filter(|l| !l.is_empty()));
+    if session.live_only {
+        parts.push("live only".to_owned());
+    }
     parts.extend(session.expires_ms.map(|e| expires_in(e, now_ms)));
     parts.join(" · ")
 }
@@ -87,10 +90,19 @@ mod tests {
             expires_ms: Some(1_000_000 + 23 * 3_600_000 + 60_000),
             label: Some("for the infra team".into()),
             host: None,
+            live_only: false,
         };
         assert_eq!(
             viewer_text(&session, now),
             "read-only view · for the infra team · expires in 23 h"
+        );
+        let live = SessionInfo {
+            live_only: true,
+            ..session.clone()
+        };
+        assert_eq!(
+            viewer_text(&live, now),
+            "read-only view · for the infra team · live only · expires in 23 h"
         );
         let bare = SessionInfo {
             label: None,

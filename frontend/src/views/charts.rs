@@ -72,11 +72,16 @@ pub fn ChartsSection() -> impl IntoView {
         |h| disk_series(h, DiskMetric::UtilPct, CHART_WINDOW_MS),
         hist::Chart::DiskUtilPct,
     );
-    let on_zoom = Callback::new(move |(a, b): (u64, u64)| {
-        history.zoom(store.current_host.get_untracked(), Range::Between(a, b));
+    // A link that shows live data only neither zooms into nor rewinds to the stored history.
+    let on_zoom = history.stored.then(|| {
+        Callback::new(move |(a, b): (u64, u64)| {
+            history.zoom(store.current_host.get_untracked(), Range::Between(a, b));
+        })
     });
-    let on_pick = Callback::new(move |t: u64| {
-        hist::rewind(store, store.current_host.get_untracked(), t, history.error);
+    let on_pick = history.stored.then(|| {
+        Callback::new(move |t: u64| {
+            hist::rewind(store, store.current_host.get_untracked(), t, history.error);
+        })
     });
     let heading = move || {
         let tz = crate::diag::text::local_tz();

@@ -13,6 +13,14 @@ use shared::diagnosis::words::{clock_text, day_clock_text};
 pub fn RangeControl() -> impl IntoView {
     let store = use_store();
     let history = use_history();
+    if !history.stored {
+        return view! {
+            <p class="small muted" data-testid="live-only">
+                "This link shows live data only: no stored history."
+            </p>
+        }
+        .into_any();
+    }
     let pick = move |range: Range| history.show(store.current_host.get_untracked(), range);
     let pressed = move |r: Range| {
         move || {
@@ -58,6 +66,7 @@ pub fn RangeControl() -> impl IntoView {
             </Show>
         </div>
     }
+    .into_any()
 }
 
 /// Under the control on a stored range: the verdict over it (click a stretch to rewind to where

@@ -125,6 +125,10 @@ const NOT_THE_JOBS: &str = "Unknown for this job: a GPU it shares with other pro
 pub fn JobsSection() -> impl IntoView {
     let store = use_store();
     let history = crate::history::use_history();
+    // A job's run is read from the stored history and its own series, which a link that shows
+    // live data only, or hides user names (a job's id can name its owner), does not get.
+    let offer_run =
+        history.stored && use_context::<shared::access::SessionInfo>().is_none_or(|s| s.show_users);
     let sort = RwSignal::new((SortBy::Verdict, false));
     let jobs = Memo::new(move |_| {
         let jobs = store
@@ -203,16 +207,18 @@ pub fn JobsSection() -> impl IntoView {
                             <button class="job-name" aria-expanded=is_open.to_string() on:click=toggle>
                                 {job.label()}
                             </button>
-                            " "
-                            <button
-                                type="button"
-                                class="job-run-link"
-                                data-testid="job-run-link"
-                                title="Show this job's whole run on the charts, from the stored history"
-                                on:click=run
-                            >
-                                "whole run"
-                            </button>
+                            {offer_run.then(|| view! {
+                                " "
+                                <button
+                                    type="button"
+                                    class="job-run-link"
+                                    data-testid="job-run-link"
+                                    title="Show this job's whole run on the charts, from the stored history"
+                                    on:click=run
+                                >
+                                    "whole run"
+                                </button>
+                            })}
                         </td>
                         {verdict_cell}
                         <td data-testid="job-user">{job.user.clone().unwrap_or_else(|| DASH.to_owned())}</td>

@@ -156,7 +156,7 @@ fn HostCard(name: String, now: ReadSignal<f64>) -> impl IntoView {
                 </p>
             })}
             {move || error.get().map(|e| view! { <p class="host-error" data-testid="host-error">{e}</p> })}
-            <DayStrip name=name_for_strip />
+            {crate::history::use_history().stored.then(|| view! { <DayStrip name=name_for_strip /> })}
         </a>
     }
 }

@@ -44,6 +44,7 @@ fn ShareDialogBody(open: RwSignal<bool>, now: ReadSignal<f64>) -> impl IntoView 
     let label = RwSignal::new(String::new());
     let expires = RwSignal::new(DEFAULT_SHARE_SECS.to_string());
     let show_users = RwSignal::new(false);
+    let live_only = RwSignal::new(false);
     let shares = RwSignal::new(Vec::<ShareInfo>::new());
     let new_url = RwSignal::new(None::<String>);
     let error = RwSignal::new(None::<String>);
@@ -92,6 +93,7 @@ fn ShareDialogBody(open: RwSignal<bool>, now: ReadSignal<f64>) -> impl IntoView 
             show_users: show_users.get_untracked(),
             // On a hub: every host, or the one chosen.
             host: Some(host_choice.get_untracked()).filter(|h| !h.is_empty()),
+            live_only: live_only.get_untracked(),
         };
         busy.set(true);
         error.set(None);
@@ -172,6 +174,10 @@ fn ShareDialogBody(open: RwSignal<bool>, now: ReadSignal<f64>) -> impl IntoView 
                     <input id="share-show-users" type="checkbox" bind:checked=show_users />
                     "show user names"
                 </label>
+                <label class="check" title="No stored history: no ranges, rewinds, exports or whole runs">
+                    <input id="share-live-only" type="checkbox" bind:checked=live_only />
+                    "live data only"
+                </label>
                 <button id="share-create" class="primary" type="button" disabled=move || busy.get() on:click=create>
                     "Create link"
                 </button>
@@ -217,6 +223,7 @@ fn ShareItem(
             <span class="share-item-expiry">{move || expires_in(expires_ms, now.get())}</span>
             {share.show_users.then(|| view! { <span class="share-item-users">"shows user names"</span> })}
             {share.host.clone().map(|h| view! { <span class="share-item-host">{format!("only {h}")}</span> })}
+            {share.live_only.then(|| view! { <span class="share-item-live">"live data only"</span> })}
             <code class="share-item-url" node_ref=code>{share.url.clone()}</code>
             <CopyButton text=share.url code class="share-copy" />
             <button class="share-revoke" type="button" on:click=move |_| revoke(id.clone())>

@@ -30,6 +30,9 @@ pub(super) struct Record {
     /// On a hub: the one host the link shows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) host: Option<String>,
+    /// Live data only: none of the stored history.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(super) live_only: bool,
     /// Hex HMAC of the fields above.
     pub(super) sig: String,
 }
@@ -46,6 +49,13 @@ struct Signed<'a> {
     /// Absent for links of every host, so records made before it existed still verify.
     #[serde(skip_serializing_if = "Option::is_none")]
     host: &'a Option<String>,
+    /// Absent unless set, for the same reason; signed, so an edit that drops it is caught.
+    #[serde(skip_serializing_if = "is_false")]
+    live_only: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[derive(Serialize, Deserialize)]
@@ -99,6 +109,7 @@ impl Key {
             created_ms: r.created_ms,
             expires_ms: r.expires_ms,
             host: &r.host,
+            live_only: r.live_only,
         };
         let body = serde_json::to_vec(&signed).unwrap_or_default();
         hex(&self.mac(b"vramio share record\0", &body))

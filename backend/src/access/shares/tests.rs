@@ -21,6 +21,7 @@ fn create(s: &Shares, secs: u64, label: &str) -> ShareInfo {
             label: Some(label.into()),
             show_users: false,
             host: None,
+            live_only: false,
         },
         NOW,
         BASE,
@@ -117,6 +118,51 @@ fn a_damaged_store_turns_sharing_off_and_is_kept() {
     assert!(reason.contains("is not a vramio share store"), "{reason}");
     assert!(s.rotate(NOW).is_err(), "no rotation over a damaged store");
     assert_eq!(std::fs::read(&path).expect("kept"), b"{not json");
+    let _ = std::fs::remove_dir_all(root);
+}
+
+/// A link made live only stays so across a restart, and its record without the flag (an
+/// edit that would open the history to it) no longer verifies; records from before the flag
+/// (none written) still do.
+#[test]
+fn live_only_is_kept_signed_and_an_edit_that_drops_it_is_caught() {
+    let (root, dir) = temp_dir();
+    let s = Shares::open(dir.clone());
+    let plain = create(&s, 3600, "plain");
+    assert!(!plain.live_only);
+    let live = s
+        .create(
+            &CreateShare {
+                expires_s: Some(3600),
+                label: Some("live".into()),
+                live_only: true,
+                ..CreateShare::default()
+            },
+            NOW,
+            BASE,
+        )
+        .expect("creates");
+    assert!(live.live_only);
+    drop(s);
+    let s = Shares::open(dir.clone());
+    assert_eq!(s.off_reason(), None, "old and new records verify");
+    let (id, secret) = split(&live.url);
+    assert!(matches!(s.check(&id, &secret, NOW), Standing::Active(g) if g.live_only));
+    let (id, secret) = split(&plain.url);
+    assert!(matches!(s.check(&id, &secret, NOW), Standing::Active(g) if !g.live_only));
+    let path = dir.file(STORE_FILE);
+    let text = std::fs::read_to_string(&path).expect("reads");
+    assert!(
+        !text.contains("\"live_only\": false"),
+        "a plain record is written as before the flag: {text}"
+    );
+    drop(s);
+    let edited = text.replacen("\"live_only\": true,", "", 1);
+    assert_ne!(edited, text, "the flag is in the file: {text}");
+    std::fs::write(&path, &edited).expect("writes");
+    let s = Shares::open(dir);
+    let reason = s.off_reason().expect("sharing is off");
+    assert!(reason.contains("no valid signature"), "{reason}");
     let _ = std::fs::remove_dir_all(root);
 }
 

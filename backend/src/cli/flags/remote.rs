@@ -34,6 +34,9 @@ pub enum ShareCommand {
         /// On a hub: show only this host (every host by default).
         #[arg(long, value_name = "NAME")]
         host: Option<String>,
+        /// Show live data only: no stored history (ranges, rewinds, exports, whole runs).
+        #[arg(long)]
+        live_only: bool,
         #[command(flatten)]
         client: ClientArgs,
     },

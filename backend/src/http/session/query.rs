@@ -14,6 +14,8 @@ pub struct Access {
     pub thresholds: Arc<Thresholds>,
     /// Whether the session's viewer is the admin (notices name paths).
     pub admin: bool,
+    /// A share link's viewer that sees live data only: every query is refused.
+    pub live_only: bool,
 }
 
 /// The largest range and point count one query reads (as `GET /api/history`).
@@ -34,6 +36,9 @@ pub async fn answer(access: Option<&Access>, q: ClientMsg, show_users: bool) -> 
             "no history is kept here (it is kept by `vramio serve`, without --no-history)".into(),
         );
     };
+    if access.live_only {
+        return failed("this share link shows live data only, not the stored history".into());
+    }
     let read = move || match q {
         ClientMsg::HistoryQuery {
             id,
@@ -106,4 +111,50 @@ pub async fn answer(access: Option<&Access>, q: ClientMsg, show_users: bool) -> 
             id,
             message: "the history read failed".into(),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A share link made live only gets no stored history over the socket either: both
+    /// queries are refused with the reason, where the same store answers anyone else.
+    #[tokio::test]
+    async fn a_live_only_viewer_is_refused_both_queries() {
+        let dir = std::env::temp_dir().join(format!("vramio-query-live-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (history, sink) =
+            History::open(&dir, crate::history::DEFAULT_MAX_BYTES).expect("opens");
+        let access = |live_only| Access {
+            history: history.clone(),
+            thresholds: Arc::new(Thresholds::default()),
+            admin: false,
+            live_only,
+        };
+        let range = || ClientMsg::HistoryQuery {
+            id: 7,
+            from_ms: 1_000,
+            to_ms: 2_000_000,
+            points: 10,
+            only: None,
+            findings: false,
+        };
+        let moment = || ClientMsg::MomentQuery { id: 8, t_ms: 5_000 };
+        assert!(matches!(
+            answer(Some(&access(false)), range(), false).await,
+            ServerMsg::HistoryAnswer { id: 7, .. }
+        ));
+        for (q, want_id) in [(range(), 7), (moment(), 8)] {
+            match answer(Some(&access(true)), q, true).await {
+                ServerMsg::QueryFailed { id, message } => {
+                    assert_eq!(id, want_id);
+                    assert!(message.contains("live data only"), "{message}");
+                }
+                other => panic!("a live-only viewer was answered: {other:?}"),
+            }
+        }
+        drop(sink);
+        history.close();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
