@@ -190,3 +190,37 @@ async fn an_imported_log_exports_to_frames_that_diagnose_as_the_stored_segments(
     assert!(header.contains("gpu:0:mem_used_bytes [bytes]"), "{header}");
     assert_eq!(csv.lines().count(), 601);
 }
+
+/// An export from a store that does not open (damaged here) fails with the directory named, and
+/// leaves the file as it was: only a `serve` sets such a store aside.
+#[test]
+fn an_export_from_a_damaged_store_fails_and_leaves_it_as_it_was() {
+    let tmp = TempDir::new("history-export-damaged");
+    let hist = tmp.join("history");
+    std::fs::create_dir_all(&hist).expect("dir");
+    let file = hist.join("history.redb");
+    let garbage = b"not a redb file, garbage".repeat(200);
+    std::fs::write(&file, &garbage).expect("garbage");
+    let out = vramio(&[
+        "history",
+        "export",
+        "--history-dir",
+        hist.to_str().expect("UTF-8"),
+        "--from",
+        "1h",
+        "--to",
+        "now",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("cannot open the history in") && stderr.contains(&*hist.to_string_lossy()),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&file).expect("kept"), garbage, "untouched");
+    assert_eq!(
+        std::fs::read_dir(&hist).expect("ls").count(),
+        1,
+        "nothing set aside"
+    );
+}

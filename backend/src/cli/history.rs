@@ -100,10 +100,12 @@ pub fn run(command: HistoryCommand) -> anyhow::Result<()> {
                     .path()
                     .join("history"),
             };
-            if !dir.join(crate::history::FILE).exists() {
+            let file = dir.join(crate::history::FILE);
+            if !file.exists() {
                 bail!("no history in {}", dir.display());
             }
-            let (store, _) = crate::history::Store::open(&dir)
+            // As it is: an export never sets a damaged or newer store aside, as a serve would.
+            let store = crate::history::Store::open_existing(&file)
                 .with_context(|| format!("cannot open the history in {}", dir.display()))?;
             match format {
                 crate::history::Format::Csv => crate::history::frames::csv(&store, from, to)?,

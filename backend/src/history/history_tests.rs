@@ -92,6 +92,50 @@ fn a_flush_makes_the_open_window_readable() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// What `history export` opens: a damaged or newer store is an error that names it, and stays
+/// where and as it was (nothing set aside, nothing made); a good one reads.
+#[test]
+fn a_store_opened_to_read_is_never_set_aside_or_made() {
+    let dir = temp_dir("existing");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join(FILE);
+    assert!(Store::open_existing(&path).is_err(), "no file, none made");
+    assert!(!path.exists());
+    let garbage = b"not a redb file at all, just garbage".repeat(100);
+    std::fs::write(&path, &garbage).expect("garbage");
+    assert!(Store::open_existing(&path).is_err());
+    assert_eq!(std::fs::read(&path).expect("kept"), garbage, "untouched");
+    let names = || {
+        let mut v: Vec<String> = std::fs::read_dir(&dir)
+            .expect("ls")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(), [FILE.to_owned()], "nothing set aside");
+    std::fs::remove_file(&path).expect("rm");
+    {
+        let (store, _) = Store::open(&dir).expect("opens");
+        let w = store.db.begin_write().expect("write");
+        w.open_table(tables::META)
+            .expect("meta")
+            .insert("format", tables::FORMAT + 1)
+            .expect("insert");
+        w.commit().expect("commit");
+    }
+    match Store::open_existing(&path) {
+        Err(e @ StoreError::Newer { .. }) => {
+            assert!(e.to_string().contains(&path.display().to_string()), "{e}")
+        }
+        Err(e) => panic!("not named as newer: {e}"),
+        Ok(_) => panic!("a newer store opened"),
+    }
+    assert_eq!(names(), [FILE.to_owned()], "nothing set aside");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_damaged_or_newer_file_is_set_aside_and_a_fresh_one_kept() {
     let dir = temp_dir("damaged");

@@ -116,6 +116,21 @@ impl Store {
         }
     }
 
+    /// Opens the store file at `path` as it is, for a tool that only reads it (`vramio history
+    /// export`): never made and never set aside. A damaged store, or one of another version, is
+    /// an error that names it, and the file stays where and as it was (only `serve`, which
+    /// writes, moves such a file aside). redb may still repair a file an unclean stop left,
+    /// as a serve would at its start.
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::Db(redb::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("no history file at {}", path.display()),
+            ))));
+        }
+        Store::open_file(path)
+    }
+
     /// Opens (or makes) the file at `path`, never setting it aside (a reopen after an I/O error).
     pub(super) fn open_file(path: &Path) -> Result<Store, StoreError> {
         use std::os::unix::fs::OpenOptionsExt;
