@@ -51,15 +51,33 @@ pub struct AppState {
 
 /// How long a peer's history answer is reused.
 pub const HISTORY_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(30);
-/// Answers kept at most.
-const HISTORY_CACHE_ENTRIES: usize = 16;
+/// What the answers kept may weigh in all ([`weight`]): a peer answers up to 12 MiB of JSON,
+/// about a million points, so a cap by count alone let 16 of them hold half a gigabyte.
+const HISTORY_CACHE_BYTES: usize = 64 << 20;
 
 type CacheKey = (String, u64, u64, usize);
-type CacheMap = std::collections::HashMap<CacheKey, (Instant, Arc<shared::stored::Answer>)>;
+type CacheMap = std::collections::HashMap<CacheKey, (Instant, usize, Arc<shared::stored::Answer>)>;
 
-/// Peers' history answers by host and range (rounded to 10 s) and points.
+/// Peers' history answers by host and range (rounded to 10 s) and points, at most
+/// [`HISTORY_CACHE_BYTES`] of them, the oldest going first.
 #[derive(Clone, Default)]
 pub struct HistoryCache(Arc<std::sync::Mutex<CacheMap>>);
+
+/// About what `a` holds in memory: 32 bytes a point, the strings, and an estimate for the
+/// segments' findings and the events (the points are nearly all of a chart's answer).
+pub fn weight(a: &shared::stored::Answer) -> usize {
+    let series: usize = a
+        .series
+        .iter()
+        .map(|s| 96 + s.item.len() + s.metric.len() + s.points.len() * 32)
+        .sum();
+    let segments: usize = a
+        .segments
+        .iter()
+        .map(|s| 64 + s.findings.len() * 1024)
+        .sum();
+    256 + series + segments + a.events.len() * 256 + a.tiers.len() * 24
+}
 
 impl HistoryCache {
     pub fn get(&self, key: &CacheKey) -> Option<Arc<shared::stored::Answer>> {
@@ -68,20 +86,44 @@ impl HistoryCache {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         map.get(key)
-            .filter(|(at, _)| at.elapsed() < HISTORY_CACHE_TTL)
-            .map(|(_, a)| a.clone())
+            .filter(|(at, _, _)| at.elapsed() < HISTORY_CACHE_TTL)
+            .map(|(_, _, a)| a.clone())
     }
 
+    /// Keeps `answer` unless it alone weighs more than the cache holds; the oldest answers go
+    /// to make room.
     pub fn put(&self, key: CacheKey, answer: Arc<shared::stored::Answer>) {
+        let w = weight(&answer);
         let mut map = self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        map.retain(|_, (at, _)| at.elapsed() < HISTORY_CACHE_TTL);
-        if map.len() >= HISTORY_CACHE_ENTRIES {
-            map.clear();
+        map.retain(|_, (at, _, _)| at.elapsed() < HISTORY_CACHE_TTL);
+        map.remove(&key);
+        if w > HISTORY_CACHE_BYTES {
+            return;
         }
-        map.insert(key, (Instant::now(), answer));
+        let mut total: usize = map.values().map(|(_, w, _)| w).sum();
+        while total + w > HISTORY_CACHE_BYTES {
+            let Some(oldest) = map
+                .iter()
+                .min_by_key(|(_, (at, _, _))| *at)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            total -= map.remove(&oldest).map_or(0, |(_, w, _)| w);
+        }
+        map.insert(key, (Instant::now(), w, answer));
+    }
+
+    /// What the answers kept weigh in all.
+    pub fn bytes(&self) -> usize {
+        let map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.values().map(|(_, w, _)| w).sum()
     }
 }
 
@@ -117,5 +159,61 @@ impl AppState {
             first_peer: 1,
             history_cache: HistoryCache::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+    use shared::stored::{Answer, SeriesPoints};
+
+    fn answer(points: usize) -> Arc<Answer> {
+        Arc::new(Answer {
+            from_ms: 0,
+            to_ms: 1,
+            step_ms: 1,
+            tiers: Vec::new(),
+            series: vec![SeriesPoints {
+                scope: shared::series::Scope::Gpu,
+                item: "0".into(),
+                metric: "util_pct".into(),
+                unit: shared::series::Unit::Percent,
+                points: vec![(0, 1.0, 1.0, 1.0); points],
+            }],
+            segments: Vec::new(),
+            events: Vec::new(),
+            notices: Vec::new(),
+        })
+    }
+
+    fn key(i: u64) -> CacheKey {
+        ("peer".into(), i, i + 1, 100)
+    }
+
+    /// Answers of a million points each: the cache holds two (64 MiB), not sixteen, the
+    /// oldest going first; one bigger than the whole cache is not kept; the weight is the
+    /// points'.
+    #[test]
+    fn the_cache_is_held_by_bytes_and_drops_the_oldest() {
+        let c = HistoryCache::default();
+        let big = answer(1_000_000);
+        assert!((32_000_000..33_000_000).contains(&weight(&big)));
+        for i in 0..4 {
+            c.put(key(i), big.clone());
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert!(c.bytes() <= HISTORY_CACHE_BYTES, "{}", c.bytes());
+        assert!(c.get(&key(0)).is_none() && c.get(&key(1)).is_none());
+        assert!(c.get(&key(2)).is_some() && c.get(&key(3)).is_some());
+        c.put(key(9), answer(3_000_000));
+        assert!(c.get(&key(9)).is_none(), "over the whole cache: not kept");
+        assert!(c.get(&key(3)).is_some(), "and nothing evicted for it");
+        // Small answers: many fit.
+        let small = answer(1000);
+        for i in 10..40 {
+            c.put(key(i), small.clone());
+        }
+        assert!((10..40).all(|i| c.get(&key(i)).is_some()));
+        assert!(c.bytes() <= HISTORY_CACHE_BYTES);
     }
 }
