@@ -89,7 +89,9 @@ fn plan(
 
 /// The points of `tier` in `[from, to)` of the series `want` takes, by id, each block rolled up
 /// to `width` as it is decoded (so a read holds the answer's points, not every second of the
-/// range; the answer's own roll-up merges a period that two blocks share).
+/// range; the answer's own roll-up merges a period that two blocks share). Decoding is most of a
+/// long read's time, so the blocks are decoded on up to [`DECODE_THREADS`] threads, each taking
+/// whole series.
 fn read_tier(
     r: &ReadTransaction,
     tier: Tier,
@@ -98,27 +100,84 @@ fn read_tier(
     want: &HashSet<u32>,
     width: u64,
 ) -> Result<HashMap<u32, Vec<(u64, Point)>>, redb::Error> {
-    let mut out: HashMap<u32, Vec<(u64, Point)>> = HashMap::new();
     let table = match r.open_table(tier.table) {
         Ok(t) => t,
-        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(out),
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(HashMap::new()),
         Err(e) => return Err(e.into()),
     };
     let first = from - from % tier.block;
+    // Copied out of the chunks (a week of a chart's series is about 2.5 MB), in start order.
+    let mut blocks: Vec<(u32, Vec<u8>)> = Vec::new();
     super::chunk::scan(
         &table,
         first,
         to,
         |id| want.contains(&id),
-        |_, id, bytes| {
+        |_, id, bytes| blocks.push((id, bytes.to_vec())),
+    )?;
+    // Stable: each series' blocks stay in start order.
+    blocks.sort_by_key(|(id, _)| *id);
+    let decode = |part: &[(u32, Vec<u8>)]| {
+        let mut out: HashMap<u32, Vec<(u64, Point)>> = HashMap::new();
+        for (id, bytes) in part {
             // A damaged block is a gap, not a failed answer.
             if let Ok(points) = block::decode(bytes) {
                 let points = points.into_iter().filter(|(t, _)| *t >= from && *t < to);
-                out.entry(id).or_default().extend(roll_up(points, width));
+                out.entry(*id).or_default().extend(roll_up(points, width));
             }
-        },
-    )?;
-    Ok(out)
+        }
+        out
+    };
+    let parts = split_by_series(&blocks, decode_threads(&blocks));
+    if parts.len() <= 1 {
+        return Ok(decode(&blocks));
+    }
+    Ok(std::thread::scope(|s| {
+        let running: Vec<_> = parts.iter().map(|p| s.spawn(|| decode(p))).collect();
+        let mut out = HashMap::new();
+        for (h, part) in running.into_iter().zip(&parts) {
+            // A thread that panicked (it should not: decode returns errors) decodes again here.
+            out.extend(h.join().unwrap_or_else(|_| decode(part)));
+        }
+        out
+    }))
+}
+
+/// Threads a read decodes on at most.
+const DECODE_THREADS: usize = 8;
+/// Bytes of blocks below which one thread decodes them all (a thread costs tens of µs). The
+/// tests split at any size, so every read of theirs with two series or more takes this path.
+const DECODE_SPLIT_BYTES: usize = if cfg!(test) { 1 } else { 256 << 10 };
+
+fn decode_threads(blocks: &[(u32, Vec<u8>)]) -> usize {
+    let bytes: usize = blocks.iter().map(|(_, b)| b.len()).sum();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores
+        .min(DECODE_THREADS)
+        .min(bytes / DECODE_SPLIT_BYTES)
+        .max(1)
+}
+
+/// `blocks` (sorted by id) cut into at most `n` runs of about equal bytes, never inside a
+/// series.
+fn split_by_series(blocks: &[(u32, Vec<u8>)], n: usize) -> Vec<&[(u32, Vec<u8>)]> {
+    let total: usize = blocks.iter().map(|(_, b)| b.len()).sum();
+    let share = total.div_ceil(n.max(1)).max(1);
+    let mut out = Vec::with_capacity(n);
+    let (mut start, mut acc) = (0, 0);
+    for i in 0..blocks.len() {
+        acc += blocks[i].1.len();
+        let last_of_series = blocks.get(i + 1).is_none_or(|next| next.0 != blocks[i].0);
+        if acc >= share && last_of_series && out.len() + 1 < n {
+            out.push(&blocks[start..=i]);
+            start = i + 1;
+            acc = 0;
+        }
+    }
+    if start < blocks.len() {
+        out.push(&blocks[start..]);
+    }
+    out
 }
 
 /// The rows' samples in `[from, to)` of the series `want` takes, by id, as 1 s points.
@@ -423,4 +482,39 @@ fn events(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs of about equal bytes, as many as asked at most, never cutting a series, and
+    /// together the blocks in their order.
+    #[test]
+    fn blocks_are_split_by_whole_series() {
+        let blocks: Vec<(u32, Vec<u8>)> =
+            [(1, 10), (1, 10), (2, 50), (3, 5), (3, 5), (3, 5), (7, 30)]
+                .into_iter()
+                .map(|(id, n)| (id, vec![0u8; n]))
+                .collect();
+        for n in 1..=8 {
+            let parts = split_by_series(&blocks, n);
+            assert!(
+                !parts.is_empty() && parts.len() <= n,
+                "{n}: {}",
+                parts.len()
+            );
+            let joined: Vec<_> = parts.iter().flat_map(|p| p.iter()).cloned().collect();
+            assert_eq!(joined, blocks, "{n}");
+            for w in parts.windows(2) {
+                assert_ne!(
+                    w[0].last().map(|b| b.0),
+                    w[1].first().map(|b| b.0),
+                    "{n}: a series cut"
+                );
+            }
+        }
+        assert_eq!(split_by_series(&blocks, 2).len(), 2);
+        assert!(split_by_series(&[], 4).is_empty());
+    }
 }
