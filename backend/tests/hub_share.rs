@@ -1,9 +1,11 @@
 //! A hub's share link for one host (`share create --host`): it shows that host alone, over
 //! `/api/snapshot`, `/api/health` and `/ws`; an unknown host is refused when the link is made.
+//! A link made live only gets no stored history: not over HTTP, on a hub before any peer is
+//! asked, and not over its WebSocket.
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use futures_util::StreamExt;
+use futures_util::{SinkExt, StreamExt};
 use http_body_util::BodyExt;
 use shared::{Frame, ServerMsg};
 use std::time::Duration;
@@ -174,6 +176,105 @@ async fn a_link_for_a_host_no_longer_served_sees_nothing() {
     }
     assert_eq!(close_code, Some(4403));
     let _ = std::fs::remove_dir_all(root);
+}
+
+/// A live-only link on a hub asks a peer's history: 403 by name, before the peer is asked (an
+/// asked peer with no link would answer 502 `peer_down`, as it does for a plain link).
+#[tokio::test]
+async fn a_live_only_link_gets_no_peers_history() {
+    let root = std::env::temp_dir().join(format!("vramio-hub-share-live-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let state = fleet_of(&root, &["ssh://a", "b:7575"]);
+    let live = cookie_of(&state, r#"{"live_only":true}"#).await;
+    let plain = cookie_of(&state, "{}").await;
+    let path = "/api/history?host=b:7575&from_ms=1&to_ms=2";
+    let (status, body) = call(&state, Method::GET, path, Some(&live), "").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body.contains("live data only"), "{body}");
+    let (status, body) = call(&state, Method::GET, path, Some(&plain), "").await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_GATEWAY,
+        "a plain link reaches the peer: {body}"
+    );
+    let _ = std::fs::remove_dir_all(root);
+}
+
+/// The server's own history over the WebSocket: a plain link's `history_query` is answered, a
+/// live-only link's fails with the reason, and so does its `moment_query`.
+#[tokio::test]
+async fn a_live_only_links_socket_queries_fail() {
+    let root =
+        std::env::temp_dir().join(format!("vramio-hub-share-live-ws-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let mut state = fleet_of(&root, &["own"]);
+    let (history, sink) =
+        vramio::history::History::open(&root.join("history"), vramio::history::DEFAULT_MAX_BYTES)
+            .expect("a history");
+    state.history = Some(history.clone());
+    let live = cookie_of(&state, r#"{"live_only":true}"#).await;
+    let plain = cookie_of(&state, "{}").await;
+    let range = shared::ClientMsg::HistoryQuery {
+        id: 5,
+        from_ms: 1,
+        to_ms: 2_000,
+        points: 10,
+        only: None,
+        findings: false,
+    };
+    let moment = shared::ClientMsg::MomentQuery { id: 6, t_ms: 1_000 };
+    let answer = |cookie: String, q: shared::ClientMsg| {
+        let state = state.clone();
+        async move {
+            let mut ws = viewer_socket(&state, &cookie).await;
+            let text = serde_json::to_string(&q).expect("json");
+            ws.send(Message::Text(text.into())).await.expect("send");
+            loop {
+                let msg = tokio::time::timeout(Duration::from_secs(5), ws.next())
+                    .await
+                    .expect("an answer in time")
+                    .expect("open")
+                    .expect("a message");
+                if let Message::Text(t) = msg {
+                    let msg: ServerMsg = serde_json::from_str(t.as_str()).expect("message");
+                    if matches!(
+                        msg,
+                        ServerMsg::HistoryAnswer { .. }
+                            | ServerMsg::MomentAnswer { .. }
+                            | ServerMsg::QueryFailed { .. }
+                    ) {
+                        return msg;
+                    }
+                }
+            }
+        }
+    };
+    assert!(matches!(
+        answer(plain, range.clone()).await,
+        ServerMsg::HistoryAnswer { id: 5, .. }
+    ));
+    for q in [range, moment] {
+        match answer(live.clone(), q).await {
+            ServerMsg::QueryFailed { message, .. } => {
+                assert!(message.contains("live data only"), "{message}")
+            }
+            other => panic!("a live-only link was answered: {other:?}"),
+        }
+    }
+    drop(sink);
+    history.close();
+    let _ = std::fs::remove_dir_all(root);
+}
+
+/// A share link made by the admin with the create body `body`: the view cookie its page would
+/// get.
+async fn cookie_of(state: &AppState, body: &str) -> String {
+    let (status, text) = call(state, Method::POST, "/api/shares", None, body).await;
+    assert_eq!(status, StatusCode::CREATED, "{text}");
+    let info: shared::access::ShareInfo = serde_json::from_str(&text).expect("share");
+    let (_, rest) = info.url.rsplit_once("/s/").expect("/s/");
+    let (id, secret) = rest.split_once('#').expect("#");
+    format!("vramio-7575-view={id}.{secret}")
 }
 
 /// On a hub, `/api/health` and `/api/snapshot` without `?host=` answer for the whole fleet (they

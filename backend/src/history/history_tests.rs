@@ -101,6 +101,16 @@ fn a_store_opened_to_read_is_never_set_aside_or_made() {
     let path = dir.join(FILE);
     assert!(Store::open_existing(&path).is_err(), "no file, none made");
     assert!(!path.exists());
+    std::fs::write(&path, b"").expect("an empty file");
+    assert!(
+        Store::open_existing(&path).is_err(),
+        "an empty file is no store"
+    );
+    assert_eq!(
+        std::fs::read(&path).expect("kept").len(),
+        0,
+        "and stays empty"
+    );
     let garbage = b"not a redb file at all, just garbage".repeat(100);
     std::fs::write(&path, &garbage).expect("garbage");
     assert!(Store::open_existing(&path).is_err());

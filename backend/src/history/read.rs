@@ -90,8 +90,8 @@ fn plan(
 /// The points of `tier` in `[from, to)` of the series `want` takes, by id, each block rolled up
 /// to `width` as it is decoded (so a read holds the answer's points, not every second of the
 /// range; the answer's own roll-up merges a period that two blocks share). Decoding is most of a
-/// long read's time, so the blocks are decoded on up to [`DECODE_THREADS`] threads, each taking
-/// whole series.
+/// long read's time, so blocks are copied out in batches of at most [`DECODE_BATCH_BYTES`] and
+/// each batch is decoded on a few threads ([`decode_batch`]).
 fn read_tier(
     r: &ReadTransaction,
     tier: Tier,
@@ -100,62 +100,148 @@ fn read_tier(
     want: &HashSet<u32>,
     width: u64,
 ) -> Result<HashMap<u32, Vec<(u64, Point)>>, redb::Error> {
+    let mut out: HashMap<u32, Vec<(u64, Point)>> = HashMap::new();
     let table = match r.open_table(tier.table) {
         Ok(t) => t,
-        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(HashMap::new()),
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(out),
         Err(e) => return Err(e.into()),
     };
     let first = from - from % tier.block;
-    // Copied out of the chunks (a week of a chart's series is about 2.5 MB), in start order.
-    let mut blocks: Vec<(u32, Vec<u8>)> = Vec::new();
+    let decode = |bytes: &[u8]| -> Vec<(u64, Point)> {
+        // A damaged block is a gap, not a failed answer.
+        block::decode(bytes).map_or_else(
+            |_| Vec::new(),
+            |points| {
+                roll_up(
+                    points.into_iter().filter(|(t, _)| *t >= from && *t < to),
+                    width,
+                )
+            },
+        )
+    };
+    // Blocks come in start order; each batch is decoded before the next is read, so every
+    // series' points stay in time order and a read copies at most one batch.
+    let mut batch: Vec<(u32, Vec<u8>)> = Vec::new();
+    let mut batch_bytes = 0;
+    let flush = |batch: &mut Vec<(u32, Vec<u8>)>, out: &mut HashMap<u32, Vec<(u64, Point)>>| {
+        for (id, points) in decode_batch(std::mem::take(batch), &decode) {
+            out.entry(id).or_default().extend(points);
+        }
+    };
     super::chunk::scan(
         &table,
         first,
         to,
         |id| want.contains(&id),
-        |_, id, bytes| blocks.push((id, bytes.to_vec())),
+        |_, id, bytes| {
+            batch.push((id, bytes.to_vec()));
+            batch_bytes += bytes.len();
+            if batch_bytes >= DECODE_BATCH_BYTES {
+                flush(&mut batch, &mut out);
+                batch_bytes = 0;
+            }
+        },
     )?;
-    // Stable: each series' blocks stay in start order.
-    blocks.sort_by_key(|(id, _)| *id);
-    let decode = |part: &[(u32, Vec<u8>)]| {
+    flush(&mut batch, &mut out);
+    Ok(out)
+}
+
+/// Bytes of blocks copied out of the store at once by a read.
+const DECODE_BATCH_BYTES: usize = 4 << 20;
+/// Threads one batch is decoded on at most (the calling thread among them).
+const DECODE_THREADS: usize = 8;
+/// Helper threads all reads together may have at once: past it a batch is decoded on fewer,
+/// down to the calling thread alone, so concurrent reads never multiply threads.
+const DECODE_HELPERS: usize = 8;
+/// Bytes of blocks below which the calling thread decodes them all (a thread costs tens of
+/// µs). The tests split at any size and on any core count, so every read of theirs with two
+/// series or more takes the threaded path.
+const DECODE_SPLIT_BYTES: usize = if cfg!(test) { 1 } else { 256 << 10 };
+
+/// Helper threads in use by all reads.
+static HELPERS_IN_USE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Up to `want` helper threads taken from [`DECODE_HELPERS`], given back on drop.
+struct Helpers(usize);
+
+impl Helpers {
+    fn take(want: usize) -> Helpers {
+        use std::sync::atomic::Ordering;
+        let mut got = 0;
+        let _ = HELPERS_IN_USE.fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+            got = want.min(DECODE_HELPERS.saturating_sub(used));
+            Some(used + got)
+        });
+        Helpers(got)
+    }
+}
+
+impl Drop for Helpers {
+    fn drop(&mut self) {
+        HELPERS_IN_USE.fetch_sub(self.0, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// `blocks` (in start order) decoded by `decode`, by id, each series' points in block order:
+/// on the calling thread and as many helpers as the batch's size, the cores and
+/// [`DECODE_HELPERS`] allow, each taking whole series. A helper that cannot be started leaves
+/// its part to the calling thread.
+fn decode_batch(
+    mut blocks: Vec<(u32, Vec<u8>)>,
+    decode: &(impl Fn(&[u8]) -> Vec<(u64, Point)> + Sync),
+) -> HashMap<u32, Vec<(u64, Point)>> {
+    let decode_part = |part: &[(u32, Vec<u8>)]| {
         let mut out: HashMap<u32, Vec<(u64, Point)>> = HashMap::new();
         for (id, bytes) in part {
-            // A damaged block is a gap, not a failed answer.
-            if let Ok(points) = block::decode(bytes) {
-                let points = points.into_iter().filter(|(t, _)| *t >= from && *t < to);
-                out.entry(*id).or_default().extend(roll_up(points, width));
-            }
+            out.entry(*id).or_default().extend(decode(bytes));
         }
         out
     };
-    let parts = split_by_series(&blocks, decode_threads(&blocks));
-    if parts.len() <= 1 {
-        return Ok(decode(&blocks));
-    }
-    Ok(std::thread::scope(|s| {
-        let running: Vec<_> = parts.iter().map(|p| s.spawn(|| decode(p))).collect();
-        let mut out = HashMap::new();
-        for (h, part) in running.into_iter().zip(&parts) {
-            // A thread that panicked (it should not: decode returns errors) decodes again here.
-            out.extend(h.join().unwrap_or_else(|_| decode(part)));
-        }
-        out
-    }))
-}
-
-/// Threads a read decodes on at most.
-const DECODE_THREADS: usize = 8;
-/// Bytes of blocks below which one thread decodes them all (a thread costs tens of µs). The
-/// tests split at any size, so every read of theirs with two series or more takes this path.
-const DECODE_SPLIT_BYTES: usize = if cfg!(test) { 1 } else { 256 << 10 };
-
-fn decode_threads(blocks: &[(u32, Vec<u8>)]) -> usize {
     let bytes: usize = blocks.iter().map(|(_, b)| b.len()).sum();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores
+    let cores = if cfg!(test) {
+        DECODE_THREADS
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    };
+    let wanted = cores
         .min(DECODE_THREADS)
         .min(bytes / DECODE_SPLIT_BYTES)
-        .max(1)
+        .max(1);
+    let helpers = Helpers::take(wanted - 1);
+    if helpers.0 == 0 {
+        return decode_part(&blocks);
+    }
+    // Stable: each series' blocks stay in start order.
+    blocks.sort_by_key(|(id, _)| *id);
+    let parts = split_by_series(&blocks, helpers.0 + 1);
+    let mut out = HashMap::new();
+    std::thread::scope(|s| {
+        let mut running = Vec::new();
+        let mut here = Vec::new();
+        for (i, part) in parts.iter().enumerate() {
+            let started = (i > 0)
+                .then(|| {
+                    std::thread::Builder::new()
+                        .name("vramio-decode".into())
+                        .spawn_scoped(s, || decode_part(part))
+                        .ok()
+                })
+                .flatten();
+            match started {
+                Some(h) => running.push(h),
+                None => here.push(*part),
+            }
+        }
+        for part in here {
+            out.extend(decode_part(part));
+        }
+        for h in running {
+            // A panic is passed on as if decoded here (decode returns errors; it should not).
+            out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+    });
+    drop(helpers);
+    out
 }
 
 /// `blocks` (sorted by id) cut into at most `n` runs of about equal bytes, never inside a
@@ -516,5 +602,43 @@ mod tests {
         }
         assert_eq!(split_by_series(&blocks, 2).len(), 2);
         assert!(split_by_series(&[], 4).is_empty());
+    }
+
+    /// Decoded on helpers, a batch gives what one thread gives: every series, its points in
+    /// block order; a damaged block is a gap.
+    #[test]
+    fn a_batch_decodes_on_helpers_as_on_one_thread() {
+        let point = |v: f64| Point {
+            min: v,
+            mean: v,
+            max: v,
+            samples: 1,
+        };
+        let mut blocks = Vec::new();
+        for start in 0..4u64 {
+            for id in [3u32, 1, 9, 4, 7] {
+                let points: Vec<(u64, Point)> = (0..60)
+                    .map(|i| {
+                        (
+                            start * 60 + i,
+                            point((id as u64 * 1000 + start * 60 + i) as f64),
+                        )
+                    })
+                    .collect();
+                blocks.push((id, block::encode(&points).expect("encodes")));
+            }
+        }
+        blocks.push((4, b"damaged".to_vec()));
+        let decode = |bytes: &[u8]| block::decode(bytes).unwrap_or_default();
+        let mut one: HashMap<u32, Vec<(u64, Point)>> = HashMap::new();
+        for (id, bytes) in &blocks {
+            one.entry(*id).or_default().extend(decode(bytes));
+        }
+        let many = decode_batch(blocks, &decode);
+        assert_eq!(many, one);
+        assert!(
+            many.values()
+                .all(|p| p.len() == 240 && p.windows(2).all(|w| w[0].0 < w[1].0))
+        );
     }
 }

@@ -117,18 +117,33 @@ impl Store {
     }
 
     /// Opens the store file at `path` as it is, for a tool that only reads it (`vramio history
-    /// export`): never made and never set aside. A damaged store, or one of another version, is
-    /// an error that names it, and the file stays where and as it was (only `serve`, which
-    /// writes, moves such a file aside). redb may still repair a file an unclean stop left,
-    /// as a serve would at its start.
+    /// export`): never made (an empty file is not taken for a new store), never set aside, its
+    /// format only read and its mode left. A damaged store, or one of another format, is an
+    /// error that names it, and the file stays where it was (only `serve`, which writes, moves
+    /// such a file aside). redb may still repair a file an unclean stop left, as a serve would
+    /// at its start.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
-        if !path.is_file() {
-            return Err(StoreError::Db(redb::Error::Io(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!("no history file at {}", path.display()),
-            ))));
+        let db = Database::builder()
+            .set_cache_size(CACHE_BYTES)
+            .open(path)
+            .map_err(redb::Error::from)?;
+        let found = {
+            let r = db.begin_read().map_err(redb::Error::from)?;
+            match r.open_table(META) {
+                Ok(meta) => meta
+                    .get("format")
+                    .map_err(redb::Error::from)?
+                    .map(|v| v.value()),
+                Err(redb::TableError::TableDoesNotExist(_)) => None,
+                Err(e) => return Err(redb::Error::from(e).into()),
+            }
+        };
+        let path = path.to_owned();
+        match found {
+            Some(f) if f > FORMAT => Err(StoreError::Newer { path, found: f }),
+            Some(f) if f < FORMAT => Err(StoreError::Older { path, found: f }),
+            _ => Ok(Store { db, path }),
         }
-        Store::open_file(path)
     }
 
     /// Opens (or makes) the file at `path`, never setting it aside (a reopen after an I/O error).

@@ -51,9 +51,12 @@ pub struct AppState {
 
 /// How long a peer's history answer is reused.
 pub const HISTORY_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(30);
-/// What the answers kept may weigh in all ([`weight`]): a peer answers up to 12 MiB of JSON,
-/// about a million points, so a cap by count alone let 16 of them hold half a gigabyte.
+/// What the answers kept may weigh in all ([`weight`]): a peer answers up to 12 MiB of JSON
+/// (about 400,000 points, 13 MB in memory), so a cap of 16 answers alone let them hold about
+/// 200 MB.
 const HISTORY_CACHE_BYTES: usize = 64 << 20;
+/// Answers kept at most, however small (each `put` walks them all under the lock).
+const HISTORY_CACHE_ENTRIES: usize = 256;
 
 type CacheKey = (String, u64, u64, usize);
 type CacheMap = std::collections::HashMap<CacheKey, (Instant, usize, Arc<shared::stored::Answer>)>;
@@ -63,13 +66,14 @@ type CacheMap = std::collections::HashMap<CacheKey, (Instant, usize, Arc<shared:
 #[derive(Clone, Default)]
 pub struct HistoryCache(Arc<std::sync::Mutex<CacheMap>>);
 
-/// About what `a` holds in memory: 32 bytes a point, the strings, and an estimate for the
-/// segments' findings and the events (the points are nearly all of a chart's answer).
+/// About what `a` holds in memory: 32 bytes a point (of the vectors' capacity: JSON decoding
+/// leaves room), the strings, and an estimate for the segments' findings and the events (the
+/// points are nearly all of a chart's answer).
 pub fn weight(a: &shared::stored::Answer) -> usize {
     let series: usize = a
         .series
         .iter()
-        .map(|s| 96 + s.item.len() + s.metric.len() + s.points.len() * 32)
+        .map(|s| 96 + s.item.capacity() + s.metric.capacity() + s.points.capacity() * 32)
         .sum();
     let segments: usize = a
         .segments
@@ -91,9 +95,9 @@ impl HistoryCache {
     }
 
     /// Keeps `answer` unless it alone weighs more than the cache holds; the oldest answers go
-    /// to make room.
+    /// to make room. The key is weighed too (its `only=` is as long as a client made it).
     pub fn put(&self, key: CacheKey, answer: Arc<shared::stored::Answer>) {
-        let w = weight(&answer);
+        let w = weight(&answer) + key.0.len();
         let mut map = self
             .0
             .lock()
@@ -104,7 +108,7 @@ impl HistoryCache {
             return;
         }
         let mut total: usize = map.values().map(|(_, w, _)| w).sum();
-        while total + w > HISTORY_CACHE_BYTES {
+        while total + w > HISTORY_CACHE_BYTES || map.len() >= HISTORY_CACHE_ENTRIES {
             let Some(oldest) = map
                 .iter()
                 .min_by_key(|(_, (at, _, _))| *at)
@@ -190,9 +194,9 @@ mod cache_tests {
         ("peer".into(), i, i + 1, 100)
     }
 
-    /// Answers of a million points each: the cache holds two (64 MiB), not sixteen, the
-    /// oldest going first; one bigger than the whole cache is not kept; the weight is the
-    /// points'.
+    /// Answers of a million points each: the cache holds two (64 MiB), the oldest going
+    /// first; one bigger than the whole cache is not kept; the weight is the points'; small
+    /// answers are held to a count.
     #[test]
     fn the_cache_is_held_by_bytes_and_drops_the_oldest() {
         let c = HistoryCache::default();
@@ -208,12 +212,20 @@ mod cache_tests {
         c.put(key(9), answer(3_000_000));
         assert!(c.get(&key(9)).is_none(), "over the whole cache: not kept");
         assert!(c.get(&key(3)).is_some(), "and nothing evicted for it");
-        // Small answers: many fit.
+        // Small answers: many fit, up to the count.
         let small = answer(1000);
         for i in 10..40 {
             c.put(key(i), small.clone());
         }
         assert!((10..40).all(|i| c.get(&key(i)).is_some()));
         assert!(c.bytes() <= HISTORY_CACHE_BYTES);
+        for i in 100..(100 + HISTORY_CACHE_ENTRIES as u64 + 10) {
+            c.put(key(i), small.clone());
+        }
+        assert!(c.get(&key(100)).is_none(), "the oldest went");
+        assert!(
+            c.get(&key(100 + HISTORY_CACHE_ENTRIES as u64 + 9))
+                .is_some()
+        );
     }
 }
