@@ -212,6 +212,20 @@ async fn the_jobs_table_lists_jobs_biggest_first_and_opens_a_jobs_detail() {
         !run_text.contains("GPU 0"),
         "only the job's own GPU: {run_text}"
     );
+    // The run was looked for and shown with `job=`: no other job's series were read.
+    let asked = c
+        .execute(
+            "return performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('/api/history?'));",
+            vec![],
+        )
+        .await
+        .expect("resource timing");
+    let asked: Vec<String> = serde_json::from_value(asked).expect("names");
+    let want = format!("job={}", big_key.replace(':', "%3A"));
+    assert!(
+        !asked.is_empty() && asked.iter().all(|n| n.contains(&want)),
+        "{want} in {asked:?}"
+    );
     assert_eq!(
         attr(&c, r#"[data-testid="range-zoomed"]"#, "aria-pressed")
             .await

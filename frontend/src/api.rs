@@ -155,16 +155,21 @@ fn host_param(host: Option<&str>) -> String {
         .unwrap_or_default()
 }
 
-/// `GET /api/history`: every stored series of `host` over the range, about `points` each.
+/// `GET /api/history`: the stored series `only` names of `host` over the range, about `points`
+/// each; of the jobs' series, only the job `job`'s when it is given.
 pub async fn history(
     host: Option<&str>,
     from_ms: u64,
     to_ms: u64,
     points: usize,
     only: &str,
+    job: Option<&str>,
 ) -> Result<shared::stored::Answer, ApiFailure> {
+    let job = job
+        .map(|j| format!("&job={}", js_sys::encode_uri_component(j)))
+        .unwrap_or_default();
     let path = format!(
-        "/api/history?{}from_ms={from_ms}&to_ms={to_ms}&points={points}&only={}",
+        "/api/history?{}from_ms={from_ms}&to_ms={to_ms}&points={points}&only={}{job}",
         host_param(host),
         js_sys::encode_uri_component(only)
     );

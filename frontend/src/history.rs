@@ -73,12 +73,7 @@ pub struct JobRun {
     pub label: String,
 }
 
-/// Whether a stored series' item belongs to the job `key` (`kind:id`): its own series are
-/// `kind:id` or `kind:id:step`, its part on a GPU that and `@place`.
-pub fn of_job(key: &str, item: &str) -> bool {
-    item.strip_prefix(key)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with(':') || rest.starts_with('@'))
-}
+pub use shared::series::of_job;
 
 /// The latest run of the job `key` in `answer`: its last point, and back from it while its
 /// points are no further apart than `max_gap_ms` (a key seen again after a gap, a pid reused by
@@ -221,14 +216,19 @@ impl History {
             return;
         };
         self.loading.set(true);
-        let only = if self.job.with_untracked(Option::is_some) {
+        // A job's run: its own series beside the charts, and no other job's.
+        let job = self
+            .job
+            .with_untracked(|j| j.as_ref().map(|j| j.key.clone()));
+        let only = if job.is_some() {
             format!("{CHART_SERIES},{JOB_SERIES}")
         } else {
             CHART_SERIES.to_owned()
         };
         spawn_local(async move {
             let points = points_for(to - from, plot_pixels());
-            let got = crate::api::history(host.as_deref(), from, to, points, &only).await;
+            let got =
+                crate::api::history(host.as_deref(), from, to, points, &only, job.as_deref()).await;
             if self.asked.get_value() != n {
                 return;
             }
@@ -255,7 +255,8 @@ async fn find_run(
     let (mut from, mut to) = (now.saturating_sub(JOB_FIND_BACK_MS), now);
     let mut found = None;
     for _ in 0..4 {
-        let answer = crate::api::history(host, from, to, JOB_FIND_POINTS, JOB_FIND).await?;
+        let answer =
+            crate::api::history(host, from, to, JOB_FIND_POINTS, JOB_FIND, Some(key)).await?;
         let step = answer.step_ms.max(1000);
         // Two points apart: a period without a point between them is a pause, more is a gap.
         let Some((first, last)) = run_span(&answer, key, 3 * step) else {
@@ -581,17 +582,6 @@ mod tests {
         assert_eq!(s[0].points, vec![(0, Some(1.0))]);
         assert_eq!(s[0].band, vec![(0, 0.0, 4.0)]);
         assert!(series(&a, Chart::DiskWriteMibS).is_empty());
-    }
-
-    #[test]
-    fn a_jobs_series_are_its_own_and_not_a_longer_ids() {
-        assert!(of_job("slurm:12", "slurm:12"));
-        assert!(of_job("slurm:12", "slurm:12:batch"));
-        assert!(of_job("slurm:12", "slurm:12@0"));
-        assert!(of_job("slurm:12", "slurm:12:batch@1 (MIG 1/0)"));
-        assert!(!of_job("slurm:12", "slurm:123"));
-        assert!(!of_job("slurm:12", "slurm:123@0"));
-        assert!(!of_job("slurm:12", "pod:slurm:12"));
     }
 
     #[test]

@@ -190,6 +190,22 @@ pub fn job_gpu_item(job_item: &str, gpu: &JobGpu) -> String {
     format!("{job_item}@{}", gpu.place())
 }
 
+/// Whether a stored series' item belongs to the job `key` (`kind:id`): its own series are
+/// `kind:id` or `kind:id:step`, its part on a GPU that and `@place`.
+pub fn of_job(key: &str, item: &str) -> bool {
+    item.strip_prefix(key)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(':') || rest.starts_with('@'))
+}
+
+/// Whether a series is kept by a `job=KEY` filter (`GET /api/history`): a job's series only
+/// when they are that job's; every other scope's always.
+pub fn kept_for_job(job: Option<&str>, scope: Scope, item: &str) -> bool {
+    match (job, scope) {
+        (Some(key), Scope::Job | Scope::JobGpu) => of_job(key, item),
+        _ => true,
+    }
+}
+
 fn bytes(b: Option<Bytes>) -> Option<f64> {
     b.map(|b| b.0 as f64)
 }

@@ -167,3 +167,26 @@ fn job_items_name_kind_id_and_step() {
     whole.step = None;
     assert_eq!(job_item(&whole), "slurm:4412");
 }
+
+#[test]
+fn a_jobs_series_are_its_own_and_not_a_longer_ids() {
+    assert!(of_job("slurm:12", "slurm:12"));
+    assert!(of_job("slurm:12", "slurm:12:batch"));
+    assert!(of_job("slurm:12", "slurm:12@0"));
+    assert!(of_job("slurm:12", "slurm:12:batch@1 (MIG 1/0)"));
+    assert!(!of_job("slurm:12", "slurm:123"));
+    assert!(!of_job("slurm:12", "slurm:123@0"));
+    assert!(!of_job("slurm:12", "pod:slurm:12"));
+}
+
+#[test]
+fn a_job_filter_keeps_that_jobs_series_and_every_other_scope() {
+    let key = Some("slurm:12");
+    assert!(kept_for_job(key, Scope::Job, "slurm:12:batch"));
+    assert!(kept_for_job(key, Scope::JobGpu, "slurm:12@0"));
+    assert!(!kept_for_job(key, Scope::Job, "slurm:13"));
+    assert!(!kept_for_job(key, Scope::JobGpu, "pod:a@1"));
+    assert!(kept_for_job(key, Scope::Gpu, "0"));
+    assert!(kept_for_job(key, Scope::Host, ""));
+    assert!(kept_for_job(None, Scope::Job, "slurm:13"));
+}

@@ -2,6 +2,7 @@
 
 use super::*;
 use shared::diagnosis::{Diagnosis, Severity, Verdict};
+use shared::series::Scope;
 use shared::{Frame, Percent, SystemStats};
 
 const T0_MS: u64 = 1_700_000_000_000;
@@ -86,6 +87,63 @@ fn a_flush_makes_the_open_window_readable() {
             .find(|s| s.metric == "cpu_pct")
             .map(|s| s.points.len()),
         Some(3)
+    );
+    drop(sink);
+    history.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `job=KEY`: of the jobs' series only that job's are read (its own and its parts on GPUs, not
+/// a job whose id merely starts the same); the host's are kept.
+#[test]
+fn a_read_for_one_job_takes_that_jobs_series_only() {
+    use shared::jobs::{Job, JobGpu, JobKind};
+    let dir = temp_dir("one-job");
+    let (history, mut sink) = History::open(&dir, DEFAULT_MAX_BYTES).expect("opens");
+    let job = |id: &str, pid: u32| Job {
+        cpu_pct: Some(Percent(50.0)),
+        gpus: vec![JobGpu {
+            index: 0,
+            uuid: None,
+            memory_used_bytes: Some(shared::Bytes(1 << 30)),
+            memory_share_pct: None,
+            utilization_pct: None,
+            mig: None,
+        }],
+        ..Job::new(JobKind::Slurm, id, vec![pid])
+    };
+    for i in 0..5 {
+        let mut f = frame(i);
+        f.jobs = vec![job("12", 100), job("123", 200), job("7", 300)];
+        sink.frame(&f);
+    }
+    sink.flush();
+    let items = |wanted: Wanted<'_>| {
+        let a = history
+            .read_only(T0_MS, T0_MS + 10_000, 100, wanted, false)
+            .expect("reads");
+        let mut v: Vec<(Scope, String)> =
+            a.series.iter().map(|s| (s.scope, s.item.clone())).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let all = items(Wanted::default());
+    let one = items(Wanted {
+        only: None,
+        job: Some("slurm:12"),
+    });
+    let jobs_of = |v: &[(Scope, String)]| -> Vec<String> {
+        v.iter()
+            .filter(|(s, _)| matches!(s, Scope::Job | Scope::JobGpu))
+            .map(|(_, i)| i.clone())
+            .collect()
+    };
+    assert_eq!(jobs_of(&all).len(), 6, "{all:?}");
+    assert_eq!(jobs_of(&one), ["slurm:12", "slurm:12@0"], "{one:?}");
+    assert!(
+        one.iter().any(|(s, _)| *s == Scope::Host),
+        "the host's series stay"
     );
     drop(sink);
     history.close();

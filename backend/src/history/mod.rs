@@ -18,7 +18,7 @@ pub mod tables;
 mod view;
 mod writer;
 
-pub use read::{Answer, Piece, Segment, SeriesPoints};
+pub use read::{Answer, Piece, Segment, SeriesPoints, Wanted};
 pub use sink::Sink;
 pub use store::{Batch, FILE, SetAside, Store, StoreError};
 pub use tables::{item_key, push_sample};
@@ -236,18 +236,18 @@ impl History {
         self.shared.with_store(|s| s.read(from_ms, to_ms, points))
     }
 
-    /// [`History::read`] of only the metrics `only` names (`scope`, metric), the segments'
+    /// [`History::read`] of the series `wanted` takes (`only=`, `job=`), the segments'
     /// findings only with `findings`.
     pub fn read_only(
         &self,
         from_ms: u64,
         to_ms: u64,
         points: usize,
-        only: Option<&[(shared::series::Scope, String)]>,
+        wanted: Wanted<'_>,
         findings: bool,
     ) -> Result<Answer, StoreError> {
         self.shared
-            .with_store(|s| s.read_only(from_ms, to_ms, points, only, findings))
+            .with_store(|s| s.read_only(from_ms, to_ms, points, wanted, findings))
     }
 
     /// The page at a stored moment: the frame there and the diagnosis of the window up to it,

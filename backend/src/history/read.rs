@@ -16,6 +16,15 @@ use std::collections::{HashMap, HashSet};
 
 pub use shared::stored::{Answer, Piece, Segment, SeriesPoints};
 
+/// Which series a read takes (every series by default).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Wanted<'a> {
+    /// Only these `scope:metric`s (`only=`).
+    pub only: Option<&'a [(Scope, String)]>,
+    /// Of the jobs' series, only this job's (`job=KEY`, [`shared::series::kept_for_job`]).
+    pub job: Option<&'a str>,
+}
+
 /// Where a part of the range is read from.
 #[derive(Clone, Copy)]
 enum Source {
@@ -311,17 +320,17 @@ fn read_rows(
 impl Store {
     /// Every series with a point in `[from_ms, to_ms)`, at most about `points` points each.
     pub fn read(&self, from_ms: u64, to_ms: u64, points: usize) -> Result<Answer, StoreError> {
-        self.read_only(from_ms, to_ms, points, None, true)
+        self.read_only(from_ms, to_ms, points, Wanted::default(), true)
     }
 
-    /// [`Store::read`] of only the metrics `only` names (`None`: every series); the segments'
-    /// findings only with `findings` (left unparsed otherwise: a week of them is megabytes).
+    /// [`Store::read`] of the series `wanted` takes; the segments' findings only with
+    /// `findings` (left unparsed otherwise: a week of them is megabytes).
     pub fn read_only(
         &self,
         from_ms: u64,
         to_ms: u64,
         points: usize,
-        only: Option<&[(Scope, String)]>,
+        wanted: Wanted<'_>,
         findings: bool,
     ) -> Result<Answer, StoreError> {
         let r = self.db.begin_read().map_err(redb::Error::from)?;
@@ -330,7 +339,7 @@ impl Store {
             from_ms,
             to_ms.max(from_ms + 1),
             points.clamp(1, 20_000),
-            only,
+            wanted,
             findings,
         )
         .map_err(StoreError::Db)
@@ -342,7 +351,7 @@ fn read_in(
     from_ms: u64,
     to_ms: u64,
     points: usize,
-    only: Option<&[(Scope, String)]>,
+    Wanted { only, job }: Wanted<'_>,
     findings: bool,
 ) -> Result<Answer, redb::Error> {
     let (from, to) = (from_ms / 1000, to_ms.div_ceil(1000));
@@ -361,7 +370,9 @@ fn read_in(
             let mut v = Vec::new();
             for entry in t.iter()? {
                 let (k, base) = entry?;
-                if let Some((scope, item)) = parse_item_key(k.value()) {
+                if let Some((scope, item)) = parse_item_key(k.value())
+                    && shared::series::kept_for_job(job, scope, &item)
+                {
                     v.push((scope, item, base.value()));
                 }
             }

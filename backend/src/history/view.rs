@@ -22,10 +22,10 @@ impl History {
         from_ms: u64,
         to_ms: u64,
         points: usize,
-        only: Option<&[(shared::series::Scope, String)]>,
+        wanted: super::Wanted<'_>,
         viewer: Viewer,
     ) -> Result<Answer, StoreError> {
-        let mut answer = self.read_only(from_ms, to_ms, points, only, viewer.findings)?;
+        let mut answer = self.read_only(from_ms, to_ms, points, wanted, viewer.findings)?;
         if !viewer.show_users {
             without_jobs(&mut answer);
         }

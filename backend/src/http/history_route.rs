@@ -26,6 +26,9 @@ pub(super) struct Params {
     points: usize,
     /// `scope:metric,...`: only those series.
     only: Option<String>,
+    /// `kind:id`: of the jobs' series, only that job's (a job's run asks this; a busy node
+    /// keeps thousands of jobs).
+    job: Option<String>,
     /// The segments with their findings (left out by default).
     #[serde(default)]
     findings: bool,
@@ -34,6 +37,9 @@ pub(super) struct Params {
 fn default_points() -> usize {
     1000
 }
+
+/// The longest `job=` taken (job items are `kind:id[:step]`).
+const MAX_JOB_BYTES: usize = 256;
 
 pub(super) async fn history(
     State(state): State<AppState>,
@@ -59,6 +65,11 @@ pub(super) async fn history(
         Ok(o) => o,
         Err(e) => return bad(&e),
     };
+    if let Some(job) = &p.job
+        && (job.is_empty() || job.len() > MAX_JOB_BYTES || job.chars().any(char::is_control))
+    {
+        return bad("job must be a job's key (kind:id), 1 to 256 bytes without control characters");
+    }
     let (from, to, points) = (p.from_ms, p.to_ms, p.points);
     let show_users = granted.0.as_ref().is_some_and(Access::show_users);
     let history = match find(&state, &granted, p.host) {
@@ -69,6 +80,7 @@ pub(super) async fn history(
                 to,
                 points,
                 only: p.only.clone(),
+                job: p.job.clone(),
                 findings: p.findings,
             };
             let admin = matches!(granted.0, Some(Access::Admin)) || !state.auth.enabled();
@@ -83,9 +95,14 @@ pub(super) async fn history(
         findings: p.findings,
     };
     // Read and written as JSON off the async workers: a week's answer is megabytes.
+    let job = p.job;
     let read = move || {
+        let wanted = crate::history::Wanted {
+            only: only.as_deref(),
+            job: job.as_deref(),
+        };
         history
-            .answer_for(from, to, points, only.as_deref(), viewer)
+            .answer_for(from, to, points, wanted, viewer)
             .map(|answer| serde_json::to_vec(&answer))
     };
     match tokio::task::spawn_blocking(read).await {
@@ -180,6 +197,9 @@ struct PeerQuery {
     to: u64,
     points: usize,
     only: Option<String>,
+    /// Applied here to the peer's answer, not sent: `history_query` has no such field, and a
+    /// peer of an earlier build refuses fields it does not know.
+    job: Option<String>,
     findings: bool,
 }
 
@@ -191,6 +211,7 @@ async fn peer_history(
         to,
         points,
         only,
+        job,
         findings,
     }: PeerQuery,
     show_users: bool,
@@ -230,6 +251,9 @@ async fn peer_history(
         }
     };
     let mut answer = (*answer).clone();
+    answer
+        .series
+        .retain(|s| shared::series::kept_for_job(job.as_deref(), s.scope, &s.item));
     if !show_users {
         crate::history::without_jobs(&mut answer);
     }

@@ -175,7 +175,7 @@ fn DayStrip(name: String) -> impl IntoView {
                 let to = crate::history::now_ms();
                 let from = to.saturating_sub(86_400_000);
                 // `only=` with nothing: the segments alone.
-                if let Ok(a) = crate::api::history(Some(&name), from, to, 1, "").await {
+                if let Ok(a) = crate::api::history(Some(&name), from, to, 1, "", None).await {
                     segments.set(Some((from, to, crate::history::timeline(&a))));
                 }
             });

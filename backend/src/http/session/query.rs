@@ -70,7 +70,10 @@ pub async fn answer(access: Option<&Access>, q: ClientMsg, show_users: bool) -> 
                 from_ms,
                 to_ms,
                 points as usize,
-                only.as_deref(),
+                crate::history::Wanted {
+                    only: only.as_deref(),
+                    job: None,
+                },
                 viewer,
             ) {
                 Ok(answer) => {
