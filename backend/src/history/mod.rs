@@ -31,8 +31,9 @@ use std::thread::JoinHandle;
 
 /// `--history-max`'s default.
 pub const DEFAULT_MAX_BYTES: u64 = 256_000_000;
-/// Samples the channel holds before the sink drops them (a minute at 1 Hz, plus shapes).
-const QUEUE: usize = 128;
+/// Messages the channel holds before the sink drops samples: a message carries a 10 s window
+/// of them, so 32 hold five minutes at 1 Hz with room for shapes and verdicts.
+const QUEUE: usize = 32;
 
 /// What the writer has done, for `/metrics` and the page.
 #[derive(Debug, Default)]

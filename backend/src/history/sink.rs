@@ -1,10 +1,13 @@
 //! [`Sink`]: the sampler thread's end of the history. It turns each frame into `(series id,
 //! value)`s (ids of new items made here, so the writer never looks a name up), notes a new shape
 //! and a verdict that changed, and hands them to the writer thread without ever waiting: a full
-//! queue drops the sample and counts it.
+//! queue drops the samples and counts them. Samples go over in one message a 10 s window (the
+//! writer commits a window when the next begins anyway), so the writer wakes once a window, not
+//! once a frame; any other message sends the window's samples before it, so the writer sees
+//! everything in the order it happened.
 
 use super::read::Segment;
-use super::tables::item_key;
+use super::tables::{ROW_SECONDS, item_key};
 use shared::Frame;
 use shared::diagnosis::{Diagnosis, Severity, Verdict};
 use shared::series::{Scope, shape_hash, visit};
@@ -16,14 +19,19 @@ use std::sync::mpsc::{SyncSender, TrySendError};
 /// How far past the clock a frame may be stamped.
 const FUTURE_MS: u64 = 3_600_000;
 
+/// One frame's figures.
+pub struct Sample {
+    pub t_ms: u64,
+    pub values: Vec<(u32, f64)>,
+    /// Items first seen in this frame: key and base id.
+    pub items: Vec<(String, u32)>,
+}
+
 /// What the writer thread is sent.
 pub enum Msg {
-    Sample {
-        t_ms: u64,
-        values: Vec<(u32, f64)>,
-        /// Items first seen in this frame: key and base id.
-        items: Vec<(String, u32)>,
-    },
+    /// Frames of one 10 s window, in order; `closed` when the next window has begun (the
+    /// writer commits the window then, as it would at the next window's first frame).
+    Samples { samples: Vec<Sample>, closed: bool },
     /// The frame's shape changed (the frame, whose figures are not used).
     Shape {
         t_ms: u64,
@@ -50,6 +58,9 @@ pub struct Sink {
     last_len: usize,
     /// New items of a sample that was dropped.
     unsent_items: Vec<(String, u32)>,
+    /// The samples of the window not sent yet, and that window (`t_ms` in 10 s).
+    pending: Vec<Sample>,
+    window: Option<u64>,
 }
 
 impl Sink {
@@ -76,15 +87,15 @@ impl Sink {
             blocking: false,
             last_len: 64,
             unsent_items: Vec::new(),
+            pending: Vec::new(),
+            window: None,
         }
     }
 
     /// A sink that waits for the writer instead of dropping (an import).
-    pub fn blocking(self) -> Sink {
-        Sink {
-            blocking: true,
-            ..self
-        }
+    pub fn blocking(mut self) -> Sink {
+        self.blocking = true;
+        self
     }
 
     /// Hands `msg` to the writer; `Err` gives it back when the queue is full (or the writer
@@ -97,10 +108,35 @@ impl Sink {
                 TrySendError::Full(m) | TrySendError::Disconnected(m) => m,
             })
         };
-        if sent.is_err() {
-            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        if let Err(m) = &sent {
+            let n = match m {
+                Msg::Samples { samples, .. } => samples.len() as u64,
+                _ => 1,
+            };
+            self.counters.dropped.fetch_add(n, Ordering::Relaxed);
         }
         sent
+    }
+
+    /// Sends the window's samples (`closed`: the window is over); dropped (a full queue), their
+    /// new items go with the next.
+    fn send_pending(&mut self, closed: bool) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let samples = std::mem::take(&mut self.pending);
+        if let Err(Msg::Samples { samples: lost, .. }) = self.send(Msg::Samples { samples, closed })
+        {
+            for s in lost {
+                self.unsent_items.extend(s.items);
+            }
+        }
+    }
+
+    /// Sends `msg` after the samples before it.
+    fn send_in_order(&mut self, msg: Msg) -> Result<(), Msg> {
+        self.send_pending(false);
+        self.send(msg)
     }
 
     /// One frame: its figures, and its shape when that changed. A frame stamped more than an
@@ -111,9 +147,7 @@ impl Sink {
             return;
         }
         let mut values = Vec::with_capacity(self.last_len);
-        // Items named before whose sample was dropped go with this one: an id is never used
-        // without its item stored.
-        let mut items = std::mem::take(&mut self.unsent_items);
+        let mut items = Vec::new();
         let (ids, next_id) = (&mut self.ids, &mut self.next_id);
         visit(frame, |scope, item, vs| {
             let of_scope = ids.entry(scope).or_default();
@@ -134,6 +168,12 @@ impl Sink {
             }
         });
         self.last_len = values.len();
+        // A new window: the last one's samples go now (the writer commits that window).
+        let window = frame.t_ms / 1000 / ROW_SECONDS;
+        if self.window != Some(window) {
+            self.send_pending(true);
+            self.window = Some(window);
+        }
         let hash = shape_hash(frame);
         if self.shape != Some(hash) {
             let shape = Msg::Shape {
@@ -142,16 +182,17 @@ impl Sink {
                 frame: Box::new(frame.clone()),
             };
             // A shape not sent is sent with the next frame.
-            self.shape = self.send(shape).is_ok().then_some(hash);
+            self.shape = self.send_in_order(shape).is_ok().then_some(hash);
         }
-        let sample = Msg::Sample {
+        // Items named before whose samples were dropped (just now too) go with this one: an id
+        // is never used without its item stored.
+        let mut all_items = std::mem::take(&mut self.unsent_items);
+        all_items.extend(items);
+        self.pending.push(Sample {
             t_ms: frame.t_ms,
             values,
-            items,
-        };
-        if let Err(Msg::Sample { items, .. }) = self.send(sample) {
-            self.unsent_items = items;
-        }
+            items: all_items,
+        });
     }
 
     /// The newest diagnosis: a segment begins when its verdict or severity differs.
@@ -169,16 +210,115 @@ impl Sink {
         }));
         // Not sent: tried again with the next diagnosis.
         self.verdict = self
-            .send(segment)
+            .send_in_order(segment)
             .is_ok()
             .then_some((d.verdict, d.severity));
     }
 
-    /// Waits until the writer has committed everything sent before.
-    pub fn flush(&self) {
+    /// Waits until the writer has committed everything given before.
+    pub fn flush(&mut self) {
+        self.send_pending(false);
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         if self.tx.send(Msg::Flush(tx)).is_ok() {
             let _ = rx.recv_timeout(std::time::Duration::from_secs(10));
+        }
+    }
+}
+
+#[cfg(test)]
+impl Sink {
+    fn flush_pending_for_test(&mut self) {
+        self.send_pending(false);
+    }
+}
+
+impl Drop for Sink {
+    /// The window's samples go to the writer, which commits them as it stops.
+    fn drop(&mut self) {
+        self.send_pending(false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0_MS: u64 = 1_700_000_000_000; // on a 10 s boundary
+
+    fn frame(i: u64) -> Frame {
+        let mut f = Frame::empty("h", i + 1, T0_MS + i * 1000, 1000);
+        f.system = Some(shared::SystemStats {
+            cpu_pct: Some(shared::Percent(i as f64)),
+            ..shared::SystemStats::default()
+        });
+        f
+    }
+
+    /// What the writer is sent: per message, `(kind, samples' seconds, closed)`.
+    fn drain(rx: &std::sync::mpsc::Receiver<Msg>) -> Vec<(&'static str, Vec<u64>, bool)> {
+        rx.try_iter()
+            .map(|m| match m {
+                Msg::Samples { samples, closed } => (
+                    "samples",
+                    samples.iter().map(|s| (s.t_ms - T0_MS) / 1000).collect(),
+                    closed,
+                ),
+                Msg::Shape { .. } => ("shape", Vec::new(), false),
+                Msg::Verdict(_) => ("verdict", Vec::new(), false),
+                Msg::Flush(_) => ("flush", Vec::new(), false),
+            })
+            .collect()
+    }
+
+    /// One message a 10 s window, sent when the next begins (closed), the rest when the sink
+    /// goes; a shape goes after the samples before it.
+    #[test]
+    fn samples_go_once_a_window_in_order() {
+        let (tx, rx) = std::sync::mpsc::sync_channel(64);
+        let counters = Arc::new(super::super::Counters::default());
+        let mut sink = Sink::new(tx, HashMap::new(), counters.clone());
+        for i in 0..25 {
+            sink.frame(&frame(i));
+        }
+        let mut got = drain(&rx);
+        drop(sink);
+        got.extend(drain(&rx));
+        let ten = |a: u64| (a..a + 10).collect::<Vec<u64>>();
+        assert_eq!(
+            got,
+            vec![
+                ("shape", vec![], false),
+                ("samples", ten(0), true),
+                ("samples", ten(10), true),
+                ("samples", (20..25).collect(), false),
+            ]
+        );
+        assert_eq!(counters.dropped.load(Ordering::Relaxed), 0);
+    }
+
+    /// A full queue drops a window's samples, counted one a frame, and their new items go with
+    /// the next samples sent (an id is never stored without its item).
+    #[test]
+    fn a_full_queue_drops_samples_and_keeps_their_items() {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let counters = Arc::new(super::super::Counters::default());
+        let mut sink = Sink::new(tx, HashMap::new(), counters.clone());
+        for i in 0..20 {
+            sink.frame(&frame(i));
+        }
+        // The shape filled the queue: the first window's 10 samples were dropped.
+        assert_eq!(counters.dropped.load(Ordering::Relaxed), 10);
+        assert!(matches!(rx.try_recv(), Ok(Msg::Shape { .. })));
+        sink.flush_pending_for_test();
+        match rx.try_recv() {
+            Ok(Msg::Samples { samples, .. }) => {
+                assert_eq!(samples.len(), 10);
+                assert!(
+                    !samples[0].items.is_empty(),
+                    "the dropped window's items go with the next"
+                );
+            }
+            _ => panic!("the second window"),
         }
     }
 }

@@ -22,6 +22,8 @@ const RETRY: Duration = Duration::from_secs(10);
 const MAX_WAITING_ROWS: usize = 60;
 /// Closed windows are committed at most this often (only frames faster than real time wait).
 const COMMIT_AT_MOST_EVERY: Duration = Duration::from_secs(1);
+/// How long the writer sleeps with nothing to retry (a message wakes it before).
+const IDLE_WAIT: Duration = Duration::from_secs(60);
 
 struct Writer {
     shared: Arc<Shared>,
@@ -53,12 +55,20 @@ pub fn run(shared: Arc<Shared>, rx: Receiver<Msg>) {
         last_commit: Instant::now(),
     };
     loop {
-        match rx.recv_timeout(Duration::from_secs(1)) {
-            Ok(Msg::Sample {
-                t_ms,
-                values,
-                items,
-            }) => w.sample(t_ms, &values, items),
+        // Woken by the sink once a window; by the clock only to retry a paused write.
+        let wait = w.retry_at.map_or(IDLE_WAIT, |at| {
+            at.saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(10))
+        });
+        match rx.recv_timeout(wait) {
+            Ok(Msg::Samples { samples, closed }) => {
+                for s in samples {
+                    w.sample(s.t_ms, &s.values, s.items);
+                }
+                if closed {
+                    w.window_over();
+                }
+            }
             Ok(Msg::Shape { t_ms, hash, frame }) => w.shape(t_ms, hash, *frame),
             Ok(Msg::Verdict(seg)) => w.verdict(*seg),
             Ok(Msg::Flush(done)) => {
@@ -82,15 +92,7 @@ impl Writer {
     fn sample(&mut self, t_ms: u64, values: &[(u32, f64)], items: Vec<(String, u32)>) {
         let window = t_ms / 1000 / ROW_SECONDS * ROW_SECONDS;
         if self.window.is_some_and(|w| w != window) {
-            self.close_window();
-            // Live, a window closes every 10 s and is committed at once. Frames faster than
-            // real time (an import) are committed a second of wall time, or an hour of rows, at
-            // a time.
-            if self.last_commit.elapsed() >= COMMIT_AT_MOST_EVERY
-                || self.batch.rows.len() >= MAX_WAITING_ROWS * 6
-            {
-                self.commit();
-            }
+            self.window_over();
         }
         self.window = Some(window);
         self.batch.items.extend(items);
@@ -98,6 +100,21 @@ impl Writer {
         self.last_t_ms = self.last_t_ms.max(t_ms);
         if let Some(seg) = &mut self.segment {
             seg.to_ms = seg.to_ms.max(t_ms);
+        }
+    }
+
+    /// The window gathered is over: its row is closed, and committed at once live. Frames
+    /// faster than real time (an import) are committed a second of wall time, or an hour of
+    /// rows, at a time.
+    fn window_over(&mut self) {
+        if self.window.is_none() {
+            return;
+        }
+        self.close_window();
+        if self.last_commit.elapsed() >= COMMIT_AT_MOST_EVERY
+            || self.batch.rows.len() >= MAX_WAITING_ROWS * 6
+        {
+            self.commit();
         }
     }
 
