@@ -406,7 +406,7 @@ async fn a_live_only_link_gets_the_live_page_and_no_history() {
     .await;
     assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
     // `job=` is a job's key: empty, too long or with control characters it is refused by name.
-    for bad in ["", "%07slurm:1", &"x".repeat(257)] {
+    for bad in ["", "%07slurm:1", &"x".repeat(513)] {
         let path = format!("/api/history?from_ms=1&to_ms=2&job={bad}");
         let (status, body, _) = send(&f, Method::GET, &path, Cred::ShareCookie, None).await;
         let text = String::from_utf8_lossy(&body);

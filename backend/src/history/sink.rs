@@ -118,10 +118,11 @@ impl Sink {
         sent
     }
 
-    /// Sends the window's samples (`closed`: the window is over); dropped (a full queue), their
-    /// new items go with the next.
+    /// Sends the window's samples (`closed`: the window is over, said even with no samples
+    /// left to send: a verdict may have sent them all); dropped (a full queue), their new items
+    /// go with the next.
     fn send_pending(&mut self, closed: bool) {
-        if self.pending.is_empty() {
+        if self.pending.is_empty() && !(closed && self.window.is_some()) {
             return;
         }
         let samples = std::mem::take(&mut self.pending);
@@ -181,8 +182,10 @@ impl Sink {
                 hash,
                 frame: Box::new(frame.clone()),
             };
-            // A shape not sent is sent with the next frame.
-            self.shape = self.send_in_order(shape).is_ok().then_some(hash);
+            // Not after the window's samples: the writer files a shape by its own time, and a
+            // shape that changes every frame would otherwise cost a message each. A shape not
+            // sent is sent with the next frame.
+            self.shape = self.send(shape).is_ok().then_some(hash);
         }
         // Items named before whose samples were dropped (just now too) go with this one: an id
         // is never used without its item stored.
@@ -235,6 +238,8 @@ impl Sink {
 impl Drop for Sink {
     /// The window's samples go to the writer, which commits them as it stops.
     fn drop(&mut self) {
+        // Waiting is fine here: the writer drains the queue until the sink is gone.
+        self.blocking = true;
         self.send_pending(false);
     }
 }
@@ -294,6 +299,34 @@ mod tests {
             ]
         );
         assert_eq!(counters.dropped.load(Ordering::Relaxed), 0);
+    }
+
+    /// A verdict on a window's last frame sends that window's samples before it; when the next
+    /// window begins the writer is still told the window is over (it commits it then, not a
+    /// window later).
+    #[test]
+    fn a_window_is_closed_even_when_a_verdict_sent_its_samples() {
+        let (tx, rx) = std::sync::mpsc::sync_channel(64);
+        let counters = Arc::new(super::super::Counters::default());
+        let mut sink = Sink::new(tx, HashMap::new(), counters);
+        for i in 0..10 {
+            sink.frame(&frame(i));
+        }
+        let mut d = shared::diagnosis::diagnose(&[], &Default::default(), None);
+        d.t_ms = Some(T0_MS + 9_000);
+        sink.diagnosis(&d);
+        sink.frame(&frame(10));
+        let got = drain(&rx);
+        assert_eq!(
+            got,
+            vec![
+                ("shape", vec![], false),
+                ("samples", (0..10).collect(), false),
+                ("verdict", vec![], false),
+                ("samples", vec![], true),
+            ]
+        );
+        drop(sink);
     }
 
     /// A full queue drops a window's samples, counted one a frame, and their new items go with

@@ -38,8 +38,9 @@ fn default_points() -> usize {
     1000
 }
 
-/// The longest `job=` taken (job items are `kind:id[:step]`).
-const MAX_JOB_BYTES: usize = 256;
+/// The longest `job=` taken (job items are `kind:id[:step]`; a systemd unit's name alone may be
+/// 255 bytes).
+const MAX_JOB_BYTES: usize = 512;
 
 pub(super) async fn history(
     State(state): State<AppState>,
@@ -68,7 +69,7 @@ pub(super) async fn history(
     if let Some(job) = &p.job
         && (job.is_empty() || job.len() > MAX_JOB_BYTES || job.chars().any(char::is_control))
     {
-        return bad("job must be a job's key (kind:id), 1 to 256 bytes without control characters");
+        return bad("job must be a job's key (kind:id), 1 to 512 bytes without control characters");
     }
     let (from, to, points) = (p.from_ms, p.to_ms, p.points);
     let show_users = granted.0.as_ref().is_some_and(Access::show_users);
@@ -250,10 +251,20 @@ async fn peer_history(
             }
         }
     };
-    let mut answer = (*answer).clone();
-    answer
-        .series
-        .retain(|s| shared::series::kept_for_job(job.as_deref(), s.scope, &s.item));
+    // Copied without the series `job=` leaves out.
+    let mut answer = shared::stored::Answer {
+        series: answer
+            .series
+            .iter()
+            .filter(|s| shared::series::kept_for_job(job.as_deref(), s.scope, &s.item))
+            .cloned()
+            .collect(),
+        segments: answer.segments.clone(),
+        events: answer.events.clone(),
+        tiers: answer.tiers.clone(),
+        notices: answer.notices.clone(),
+        ..*answer
+    };
     if !show_users {
         crate::history::without_jobs(&mut answer);
     }
