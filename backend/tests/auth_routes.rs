@@ -375,14 +375,8 @@ async fn a_live_only_link_gets_the_live_page_and_no_history() {
         assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {text}");
         assert!(text.contains("live data only"), "{path}: {text}");
     }
-    let (status, _, _) = send(
-        &f,
-        Method::GET,
-        "/api/history?from_ms=1&to_ms=2",
-        Cred::ShareCookie,
-        None,
-    )
-    .await;
+    let plain_read = "/api/history?from_ms=1&to_ms=2";
+    let (status, _, _) = send(&f, Method::GET, plain_read, Cred::ShareCookie, None).await;
     assert_eq!(
         status,
         StatusCode::NOT_FOUND,
@@ -396,14 +390,7 @@ async fn a_live_only_link_gets_the_live_page_and_no_history() {
     let (history, sink) =
         vramio::history::History::open(&store, vramio::history::DEFAULT_MAX_BYTES).expect("opens");
     f.state.history = Some(history.clone());
-    let (status, body, _) = send(
-        &f,
-        Method::GET,
-        "/api/history?from_ms=1&to_ms=2",
-        Cred::ShareCookie,
-        None,
-    )
-    .await;
+    let (status, body, _) = send(&f, Method::GET, plain_read, Cred::ShareCookie, None).await;
     assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
     // `job=` is a job's key: empty, too long or with control characters it is refused by name.
     for bad in ["", "%07slurm:1", &"x".repeat(513)] {
@@ -413,14 +400,8 @@ async fn a_live_only_link_gets_the_live_page_and_no_history() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {text}");
         assert!(text.contains("job must be"), "{text}");
     }
-    let (status, _, _) = send(
-        &f,
-        Method::GET,
-        "/api/history?from_ms=1&to_ms=2&job=slurm%3A12",
-        Cred::ShareCookie,
-        None,
-    )
-    .await;
+    let with_job = format!("{plain_read}&job=slurm%3A12");
+    let (status, _, _) = send(&f, Method::GET, &with_job, Cred::ShareCookie, None).await;
     assert_eq!(status, StatusCode::OK, "a job's key");
     let export = "/api/history/export?from_ms=1&to_ms=2&format=csv";
     let (status, body, _) = send(&f, Method::GET, export, Cred::ShareCookie, None).await;

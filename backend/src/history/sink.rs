@@ -275,13 +275,28 @@ mod tests {
             .collect()
     }
 
+    /// A sink on a queue of `cap` messages: it, the writer's end, and its counters.
+    fn sink(
+        cap: usize,
+    ) -> (
+        Sink,
+        std::sync::mpsc::Receiver<Msg>,
+        Arc<super::super::Counters>,
+    ) {
+        let (tx, rx) = std::sync::mpsc::sync_channel(cap);
+        let counters = Arc::new(super::super::Counters::default());
+        (
+            Sink::new(tx, HashMap::new(), counters.clone()),
+            rx,
+            counters,
+        )
+    }
+
     /// One message a 10 s window, sent when the next begins (closed), the rest when the sink
-    /// goes; a shape goes after the samples before it.
+    /// goes; the shape at once.
     #[test]
     fn samples_go_once_a_window_in_order() {
-        let (tx, rx) = std::sync::mpsc::sync_channel(64);
-        let counters = Arc::new(super::super::Counters::default());
-        let mut sink = Sink::new(tx, HashMap::new(), counters.clone());
+        let (mut sink, rx, counters) = sink(64);
         for i in 0..25 {
             sink.frame(&frame(i));
         }
@@ -306,9 +321,7 @@ mod tests {
     /// window later).
     #[test]
     fn a_window_is_closed_even_when_a_verdict_sent_its_samples() {
-        let (tx, rx) = std::sync::mpsc::sync_channel(64);
-        let counters = Arc::new(super::super::Counters::default());
-        let mut sink = Sink::new(tx, HashMap::new(), counters);
+        let (mut sink, rx, _) = sink(64);
         for i in 0..10 {
             sink.frame(&frame(i));
         }
@@ -333,9 +346,7 @@ mod tests {
     /// the next samples sent (an id is never stored without its item).
     #[test]
     fn a_full_queue_drops_samples_and_keeps_their_items() {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let counters = Arc::new(super::super::Counters::default());
-        let mut sink = Sink::new(tx, HashMap::new(), counters.clone());
+        let (mut sink, rx, counters) = sink(1);
         for i in 0..20 {
             sink.frame(&frame(i));
         }
