@@ -3,8 +3,9 @@
 //! and a verdict that changed, and hands them to the writer thread without ever waiting: a full
 //! queue drops the samples and counts them. Samples go over in one message a 10 s window (the
 //! writer commits a window when the next begins anyway), so the writer wakes once a window, not
-//! once a frame; any other message sends the window's samples before it, so the writer sees
-//! everything in the order it happened.
+//! once a frame. A verdict or a flush sends the window's samples so far before it, so segments
+//! see the samples in the order they happened; a shape goes at once (the writer files it by its
+//! own time).
 
 use super::read::Segment;
 use super::tables::{ROW_SECONDS, item_key};
